@@ -1,0 +1,47 @@
+# enterprise-gym: `make setup` then `make demo`; `make test` runs the tests.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EGYM := $(VENV)/bin/egym
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+
+.PHONY: setup docker images browser test lint bench demo gc clean
+
+setup: $(STAMP) docker images browser
+
+# torch first, pinned to the CPU build: any other torch spec pulls GBs of CUDA wheels.
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q torch==2.13.0
+	$(VENV)/bin/pip install -q -e '.[test,train,serve,ray]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+docker:
+	@bash images/ensure-docker.sh
+
+images: docker
+	@bash images/build.sh
+
+# Debian's Chromium for the dashboard's Playwright tests (Playwright's own download does not work offline).
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } \
+	  || echo "[browser] chromium missing: install Debian's chromium package for the dashboard tests"
+
+test: images
+	$(PY) -m pytest -q
+
+lint:
+	$(VENV)/bin/ruff check gym grader trainer mcp_wrappers tests bench
+
+bench: images
+	$(PY) bench/run.py
+
+demo: images
+	bash scripts/demo.sh
+
+gc:
+	$(EGYM) gc
+
+clean:
+	rm -rf .egym/build

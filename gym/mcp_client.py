@@ -1,0 +1,137 @@
+"""MCP over `docker exec -i` stdio: the host side of every in-container MCP server.
+
+`docker_stdio_transport` plays the role of the SDK's `stdio_client`, but the
+process lives in the sandbox and its pipes are a docker exec attach socket.
+`McpServerConnection` wraps a `ClientSession` with the two calls the harness
+and the grader need: list tools, call a tool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp import ClientSession
+from mcp.shared.message import SessionMessage
+
+from gym.errors import SandboxError
+from gym.sandbox.base import Sandbox
+
+# Entry points of the in-container servers (see mcp_wrappers/).
+SERVERS: dict[str, list[str]] = {
+    "chat": ["python3", "-m", "mcp_wrappers.mattermost"],
+    "office": ["python3", "-m", "mcp_wrappers.libreoffice"],
+    "db": ["python3", "-m", "mcp_wrappers.postgres"],
+}
+APP_SERVERS = {"chat": "chat", "office": "office", "postgres": "db"}
+
+
+@contextlib.asynccontextmanager
+async def docker_stdio_transport(
+    sandbox: Sandbox, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(cmd, user=user, env=env))
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](16)
+
+    async def reader() -> None:
+        buffer = b""
+        async with read_writer:
+            while True:
+                chunk = await anyio.to_thread.run_sync(stdio.read, abandon_on_cancel=True)
+                if not chunk:
+                    return
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    try:
+                        msg = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                        item: SessionMessage | Exception = SessionMessage(msg)
+                    except ValueError as exc:
+                        item = exc
+                    try:
+                        await read_writer.send(item)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+
+    async def writer() -> None:
+        async with write_reader:
+            async for message in write_reader:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                await anyio.to_thread.run_sync(stdio.write, data)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            stdio.close()
+            tg.cancel_scope.cancel()
+
+
+@dataclass
+class ToolOutcome:
+    text: str
+    is_error: bool
+    structured: Any = None
+
+
+class McpServerConnection:
+    """One live MCP session to a server inside a sandbox. Use as an async context manager."""
+
+    def __init__(self, sandbox: Sandbox, name: str, cmd: list[str] | None = None, *, user: str = "agent",
+                 env: dict[str, str] | None = None, timeout_s: float = 60):
+        self.sandbox, self.name, self.user, self.env, self.timeout_s = sandbox, name, user, env, timeout_s
+        self.cmd = cmd or SERVERS[name]
+        self._stack = contextlib.AsyncExitStack()
+        self.session: ClientSession | None = None
+
+    async def __aenter__(self) -> McpServerConnection:
+        try:
+            streams = await self._stack.enter_async_context(
+                docker_stdio_transport(self.sandbox, self.cmd, user=self.user, env=self.env)
+            )
+            self.session = await self._stack.enter_async_context(
+                ClientSession(*streams, read_timeout_seconds=self.timeout_s)
+            )
+            with anyio.fail_after(self.timeout_s):
+                await self.session.initialize()
+        except BaseException as exc:
+            await self._stack.aclose()
+            if isinstance(exc, Exception) and not isinstance(exc, SandboxError):
+                raise SandboxError(f"MCP server '{self.name}' ({' '.join(self.cmd)}) did not start: {exc}") from None
+            raise
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self._stack.aclose()
+
+    async def list_tools(self) -> list[types.Tool]:
+        assert self.session is not None, "use `async with McpServerConnection(...)`"
+        tools: list[types.Tool] = []
+        cursor = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self.session.list_tools(params=params)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> ToolOutcome:
+        """Call a tool; protocol-level failures come back as an error outcome, not an exception."""
+        assert self.session is not None, "use `async with McpServerConnection(...)`"
+        try:
+            result = await self.session.call_tool(tool, arguments, read_timeout_seconds=timeout_s or self.timeout_s)
+        except Exception as exc:  # noqa: BLE001 - a broken tool call is an observation for the model
+            return ToolOutcome(f"Error: {type(exc).__name__}: {exc}", True)
+        text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+        return ToolOutcome(text, bool(result.is_error), result.structured_content)

@@ -1,0 +1,6 @@
+"""Isolated rollout containers. `Sandbox` is the protocol; `DockerSandbox` the implementation."""
+
+from gym.sandbox.base import ExecResult, Sandbox, StdioStream
+from gym.sandbox.docker_sandbox import DockerSandbox, SandboxLimits
+
+__all__ = ["DockerSandbox", "ExecResult", "Sandbox", "SandboxLimits", "StdioStream"]

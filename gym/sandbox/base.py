@@ -1,0 +1,54 @@
+"""The Sandbox protocol: a handful of methods, nothing Docker-specific."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    output: str  # stdout and stderr interleaved as the process wrote them
+    timed_out: bool = False
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class StdioStream(Protocol):
+    """A bidirectional byte stream to a process's stdin/stdout inside the sandbox."""
+
+    def write(self, data: bytes) -> None: ...
+    def read(self, max_bytes: int = 65536) -> bytes:
+        """Blocks until bytes arrive; b"" at end of stream."""
+        ...
+    def close(self) -> None: ...
+
+
+class Sandbox(Protocol):
+    id: str
+
+    def exec(
+        self,
+        cmd: str | list[str],
+        *,
+        timeout: float = 60,
+        user: str = "agent",
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ExecResult:
+        """Run a command (a string goes through `bash -c`). Past `timeout` it is killed and reported timed out."""
+        ...
+
+    def read_file(self, path: str) -> bytes:
+        """The file's bytes; raises FileNotFoundError when absent."""
+        ...
+
+    def write_file(self, path: str, data: bytes, *, user: str = "agent", mode: int = 0o644) -> None: ...
+
+    def open_stdio(self, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None) -> StdioStream: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,34 @@
+"""One docker SDK client per process, with errors a user can act on."""
+
+from __future__ import annotations
+
+import functools
+
+import docker
+import docker.errors
+
+from gym.errors import SandboxError
+
+DEFAULT_IMAGE = "egym/world:latest"
+LABEL = "egym.managed"
+
+
+@functools.cache
+def client() -> docker.DockerClient:
+    try:
+        c = docker.from_env(timeout=120)
+        c.ping()
+    except docker.errors.DockerException as exc:
+        reason = str(exc).splitlines()[0][:160]
+        raise SandboxError(
+            f"Docker engine not reachable ({reason}): run `make setup`, or start dockerd and check DOCKER_HOST"
+        ) from None
+    return c
+
+
+def require_image(name: str) -> None:
+    try:
+        client().images.get(name)
+    except docker.errors.ImageNotFound:
+        hint = "run `make images`" if name.startswith("egym/") else "build or pull it first"
+        raise SandboxError(f"image '{name}' not found in the local Docker engine: {hint}") from None

@@ -1,0 +1,58 @@
+"""Seed overlays as deterministic tar archives laid out for the container's egym-init.
+
+Layout inside the archive (extracted to /egym/overlay):
+  sql/NN-<name>.sql       run as superuser in the `company` database, in order
+  chat/NN-<name>.yaml     loaded through the chat API
+  workspace/...           copied into /workspace, owned by agent
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from gym.errors import TaskError
+from gym.tasks import SeedOverlay
+
+
+def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = len(data), mode, 0
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _add_dir(tar: tarfile.TarFile, name: str) -> None:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+    tar.addfile(info)
+
+
+def overlay_tar(*layers: tuple[SeedOverlay, Path], extra: dict[str, bytes] | None = None) -> bytes:
+    """One archive from several overlays (world first, then task); byte-identical for identical input."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for folder in ("sql", "chat", "workspace"):
+            _add_dir(tar, folder)
+        counter = 0
+        for overlay, base in layers:
+            for kind in ("sql", "chat"):
+                for rel in getattr(overlay, kind):
+                    src = base / rel
+                    if not src.is_file():
+                        raise TaskError(f"{base}: seed.{kind}: file '{rel}' not found")
+                    counter += 1
+                    _add_bytes(tar, f"{kind}/{counter:03d}-{src.name}", src.read_bytes())
+            if overlay.workspace:
+                root = base / overlay.workspace
+                if not root.is_dir():
+                    raise TaskError(f"{base}: seed.workspace: folder '{overlay.workspace}' not found")
+                for src in sorted(root.rglob("*")):
+                    rel = src.relative_to(root).as_posix()
+                    if src.is_dir():
+                        _add_dir(tar, f"workspace/{rel}")
+                    else:
+                        _add_bytes(tar, f"workspace/{rel}", src.read_bytes())
+        for name, data in sorted((extra or {}).items()):
+            _add_bytes(tar, name, data)
+    return buf.getvalue()

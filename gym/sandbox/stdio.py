@@ -1,0 +1,71 @@
+"""A process's stdin/stdout inside a container, over the docker exec attach socket.
+
+Without a TTY, Docker multiplexes stdout and stderr on one socket as frames:
+an 8-byte header (stream type, 3 zero bytes, big-endian length) then payload.
+`read()` returns stdout bytes only; stderr is kept in `stderr_tail` for error
+messages (an MCP server's traceback, say).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+
+STDOUT, STDERR = 1, 2
+
+
+class DockerStdio:
+    def __init__(self, sock):
+        # docker-py returns a SocketIO wrapper for unix sockets; we need the socket itself.
+        self._sock: socket.socket = getattr(sock, "_sock", sock)
+        self._sock.settimeout(None)
+        self._pending = b""
+        self._closed = False
+        self._write_lock = threading.Lock()
+        self.stderr_tail = b""
+
+    def write(self, data: bytes) -> None:
+        with self._write_lock:
+            self._sock.sendall(data)
+
+    def _recv_exact(self, n: int) -> bytes:
+        chunks, remaining = [], n
+        while remaining:
+            chunk = self._sock.recv(remaining)
+            if not chunk:
+                return b""
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def read(self, max_bytes: int = 65536) -> bytes:
+        while not self._pending:
+            header = self._recv_exact(8)
+            if not header:
+                return b""
+            kind, length = struct.unpack(">BxxxL", header)
+            payload = self._recv_exact(length)
+            if kind == STDERR:
+                self.stderr_tail = (self.stderr_tail + payload)[-4096:]
+                continue
+            self._pending = payload
+        out, self._pending = self._pending[:max_bytes], self._pending[max_bytes:]
+        return out
+
+    def close_stdin(self) -> None:
+        """Send EOF to the process (it usually exits)."""
+        try:
+            self._sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.close_stdin()
+        try:
+            self._sock.close()
+        except OSError:
+            pass

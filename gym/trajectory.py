@@ -1,0 +1,125 @@
+"""What one episode produced: messages, tool calls, results, timings, tokens.
+
+These models cross process and file boundaries (run store, Ray workers,
+trainer), so they are strict and JSON round-trippable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool"]
+# Gymnasium's split: `answered` is termination (the agent finished); the
+# limits are truncation; `error` means the episode itself broke (infra).
+StopReason = Literal["answered", "turn_limit", "time_limit", "context_limit", "error"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCall(_Strict):
+    id: str
+    name: str
+    arguments: str = Field(description="JSON text exactly as the model wrote it (may be malformed).")
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a dict; raises ValueError with a model-readable message when malformed."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+        if not isinstance(value, dict):
+            raise ValueError("arguments must be a JSON object")
+        return value
+
+
+class Message(_Strict):
+    """One chat message in OpenAI chat-completions shape."""
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None and self.role == "tool":
+            out["name"] = self.name
+        return out
+
+
+class AssistantTurn(_Strict):
+    """What a policy returns for one turn."""
+
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    prompt_token_ids: list[int] | None = Field(None, description="The rendered prompt, when the backend exposes it.")
+    token_ids: list[int] | None = Field(None, description="The model's own completion tokens.")
+    logprobs: list[float] | None = Field(None, description="Sampling logprob of each completion token.")
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+    def message(self) -> Message:
+        return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
+
+
+class ToolResult(_Strict):
+    call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+    seconds: float = 0.0
+    fault: str | None = Field(None, description="Name of the injected fault, when this failure was injected.")
+
+
+class Step(_Strict):
+    """One assistant turn and the results of the tool calls it made."""
+
+    index: int
+    turn: AssistantTurn
+    results: list[ToolResult] = Field(default_factory=list)
+    policy_seconds: float = 0.0
+    tool_seconds: float = 0.0
+    context_tokens: int | None = Field(None, description="Tokens in the context sent to the policy this turn.")
+    compacted: bool = Field(False, description="Context management rewrote older turns before this one.")
+
+
+class Trajectory(_Strict):
+    task: str = Field(description="Task key, `world/task-id`.")
+    policy: str
+    model: str | None = None
+    messages: list[Message] = Field(default_factory=list, description="Full transcript, never compacted.")
+    steps: list[Step] = Field(default_factory=list)
+    stop_reason: StopReason | None = None
+    final_answer: str | None = None
+    error: str | None = None
+    started_at: float = 0.0
+    seconds: float = 0.0
+    meta: dict[str, Any] = Field(default_factory=dict, description="Free-form facts (fault seed, tool list...).")
+
+    @property
+    def terminated(self) -> bool:
+        return self.stop_reason == "answered"
+
+    @property
+    def truncated(self) -> bool:
+        return self.stop_reason in ("turn_limit", "time_limit", "context_limit")
+
+    def tool_calls(self) -> list[ToolCall]:
+        return [call for step in self.steps for call in step.turn.tool_calls]
+
+    def faults(self) -> list[str]:
+        return [r.fault for step in self.steps for r in step.results if r.fault]

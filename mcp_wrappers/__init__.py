@@ -1,0 +1,1 @@
+"""In-container side of enterprise-gym: MCP servers and the apps they wrap."""
