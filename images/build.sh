@@ -8,6 +8,10 @@ root=$(dirname "$here")
 tag=${EGYM_IMAGE:-egym/world:latest}
 ctx="$root/.egym/build/world"
 
+mkdir -p "$(dirname "$ctx")"
+# One build at a time per checkout: parallel builds would share the context folder.
+exec 9>"$(dirname "$ctx")/.lock"
+flock 9
 base=$("$here/base/make-base.sh")
 mkdir -p "$ctx"
 # Wheels for the in-container venv, downloaded on the host (which has the
