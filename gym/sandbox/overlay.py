@@ -28,10 +28,16 @@ def _add_dir(tar: tarfile.TarFile, name: str) -> None:
     tar.addfile(info)
 
 
-def overlay_tar(*layers: tuple[SeedOverlay, Path], extra: dict[str, bytes] | None = None) -> bytes:
-    """One archive from several overlays (world first, then task); byte-identical for identical input."""
+def overlay_tar(
+    *layers: tuple[SeedOverlay, Path], extra: dict[str, bytes] | None = None, prefix: str = ""
+) -> bytes:
+    """One archive from several overlays (world first, then task); byte-identical for identical input.
+
+    `extra` adds files by archive name; `prefix` puts everything under a folder (for build contexts).
+    """
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as raw:
+        tar = _Prefixed(raw, prefix)
         for folder in ("sql", "chat", "workspace"):
             _add_dir(tar, folder)
         counter = 0
@@ -54,5 +60,16 @@ def overlay_tar(*layers: tuple[SeedOverlay, Path], extra: dict[str, bytes] | Non
                     else:
                         _add_bytes(tar, f"workspace/{rel}", src.read_bytes())
         for name, data in sorted((extra or {}).items()):
-            _add_bytes(tar, name, data)
+            _add_bytes(raw, name, data)
     return buf.getvalue()
+
+
+class _Prefixed:
+    """A TarFile whose member names all start with `prefix`."""
+
+    def __init__(self, tar: tarfile.TarFile, prefix: str):
+        self.tar, self.prefix = tar, prefix
+
+    def addfile(self, info: tarfile.TarInfo, fileobj=None) -> None:
+        info.name = self.prefix + info.name
+        self.tar.addfile(info, fileobj)

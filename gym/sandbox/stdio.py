@@ -8,6 +8,7 @@ messages (an MCP server's traceback, say).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -55,17 +56,13 @@ class DockerStdio:
 
     def close_stdin(self) -> None:
         """Send EOF to the process (it usually exits)."""
-        try:
+        with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self.close_stdin()
-        try:
+        with contextlib.suppress(OSError):
             self._sock.close()
-        except OSError:
-            pass

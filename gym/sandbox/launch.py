@@ -1,0 +1,90 @@
+"""Start the sandbox for a task: the world's seeded image, plus the task's own overlay.
+
+The world seed (schema, data, chat history, documents) is baked into an image
+`egym/world-<name>:<digest>` once, so a rollout starts in well under a second
+instead of reloading the world each time. The digest covers the base image
+and every seed byte, so editing the seed makes a new image.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import tempfile
+from pathlib import Path
+
+import docker.errors
+
+from gym.errors import SandboxError
+from gym.sandbox.docker_client import DEFAULT_IMAGE, client, require_image
+from gym.sandbox.docker_sandbox import DockerSandbox, SandboxLimits
+from gym.sandbox.overlay import overlay_tar
+from gym.tasks import Task, World, world_of
+
+WORLD_DOCKERFILE = """\
+FROM {base}
+COPY overlay/ /egym/overlay/
+RUN EGYM_APPS={apps} /opt/egym/bin/egym-init seed
+LABEL egym.world={name}
+"""
+
+
+def _lock(name: str):
+    path = Path(tempfile.gettempdir()) / "egym-locks" / f"{name}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("w")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def world_image(world: World, base: str = DEFAULT_IMAGE) -> str:
+    """Tag of the image holding `world`'s seed, built on first use (cached by content digest)."""
+    require_image(base)
+    base_id = client().images.get(base).id
+    apps = ",".join(sorted(world.apps))
+    dockerfile = WORLD_DOCKERFILE.format(base=base_id, apps=apps, name=world.name).encode()
+    context = overlay_tar((world.seed, world.path), extra={"Dockerfile": dockerfile}, prefix="overlay/")
+    digest = hashlib.sha256(context).hexdigest()[:12]
+    tag = f"egym/world-{world.name}:{digest}"
+    with _lock(f"world-{world.name}"):
+        try:
+            client().images.get(tag)
+            return tag
+        except docker.errors.ImageNotFound:
+            pass
+        try:
+            client().images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True)
+        except docker.errors.BuildError as exc:
+            raise SandboxError(f"world '{world.name}' ({world.path}): {_seed_error(exc)}") from None
+    return tag
+
+
+def _seed_error(exc: docker.errors.BuildError) -> str:
+    """The EGYM ERROR line egym-init printed, or the last build output."""
+    lines = []
+    for chunk in exc.build_log:
+        lines.extend(str(chunk.get("stream", "")).splitlines() if isinstance(chunk, dict) else [])
+    for line in lines:
+        if line.startswith("EGYM ERROR"):
+            return "seed failed: " + line.removeprefix("EGYM ERROR").strip()
+    return f"image build failed: {exc.msg} {json.dumps(lines[-3:])}"
+
+
+def start_task_sandbox(
+    task: Task,
+    *,
+    world: World | None = None,
+    run_id: str = "adhoc",
+    rollout_id: str | None = None,
+    base: str = DEFAULT_IMAGE,
+    limits: SandboxLimits = SandboxLimits(),
+) -> DockerSandbox:
+    """A running sandbox with the world seed and `task`'s overlay applied, its apps up."""
+    world = world or world_of(task)
+    image = world_image(world, base)
+    overlay = overlay_tar((task.seed, task.path))
+    return DockerSandbox.start(
+        image, apps=tuple(task.apps), overlay=overlay, run_id=run_id, rollout_id=rollout_id, limits=limits
+    )
