@@ -1,0 +1,106 @@
+"""The result of grading one rollout: `Grade` and its per-item `ItemResult`s.
+
+These cross the run store, Ray workers, the trainer and the dashboard, so they
+are strict pydantic models that round-trip through JSON unchanged.
+
+Scoring rules (implemented in grader.score, summarised here for readers):
+- `possible` is the sum of the positive points of all items: penalties can
+  take points away but never raise the ceiling.
+- `earned` is the sum of `earned` over items, floored at 0; a failed gate item
+  zeroes it (`gated=True`).
+- an item whose check could not run is `error`, never `fail`; any such item
+  makes the grade `incomplete`, and consumers (training, calibration) leave
+  incomplete grades out unless told otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["pass", "fail", "error"]
+Kind = Literal["python", "judge"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Verdict(_Strict):
+    """One judge's answer for one item (a panel has several)."""
+
+    model: str = Field(description="Judge model that gave this verdict.")
+    sample: int = Field(0, description="Sample index when one model is asked several times.")
+    score: float | None = Field(None, description="Normalized score in [0,1]; None when the call failed.")
+    verdict: str | None = Field(None, description="The raw verdict on the item's scale (e.g. 'pass', '3').")
+    reason: str = Field("", description="The judge's one-paragraph justification.")
+    error: str | None = Field(None, description="Why this judge call failed, after retries.")
+    cached: bool = Field(False, description="Served from the on-disk judge cache.")
+
+
+class ItemResult(_Strict):
+    """How one rubric item (after expansion) fared."""
+
+    id: str = Field(description="Item id, unique within the rubric after expansion.")
+    description: str = ""
+    section: str | None = None
+    kind: Kind = "python"
+    points: int = Field(description="Points the item is worth; negative for a penalty.")
+    gate: bool = Field(False, description="Failing this item zeroes the whole grade.")
+    status: Status
+    earned: float = Field(0.0, description="Points earned: points (or a fraction for scaled judges) on pass.")
+    evidence: str = Field("", description="Short text shown to humans: what the check saw.")
+    error: str | None = Field(None, description="Why the check could not run (status == 'error').")
+    verdicts: list[Verdict] = Field(default_factory=list, description="Judge panel verdicts, one per call.")
+    seconds: float = Field(0.0, description="Time spent evaluating this item.")
+
+    @property
+    def penalty(self) -> bool:
+        return self.points < 0
+
+
+class Grade(_Strict):
+    """A rubric's verdict on one rollout's final state. `str(grade)` is like '120/183'."""
+
+    task: str = Field(description="Task key, `world/task-id`.")
+    rubric_hash: str | None = Field(None, description="Content hash of the rubric file used to grade.")
+    earned: float = Field(description="Points earned after penalties and gates, never below 0.")
+    possible: int = Field(description="Sum of positive points.")
+    normalized: float = Field(ge=0.0, le=1.0, description="earned / possible, in [0,1] (0 when possible is 0).")
+    incomplete: bool = Field(False, description="At least one item errored: do not trust this as a reward.")
+    gated: bool = Field(False, description="A gate item failed, so the total was zeroed.")
+    items: list[ItemResult] = Field(default_factory=list)
+    seconds: float = Field(0.0, description="Wall time spent grading.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Free-form facts (judge models, grader version).")
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.earned)}/{self.possible}"
+
+    @property
+    def reward(self) -> float:
+        """The normalized score, the number trainers use."""
+        return self.normalized
+
+    def by_status(self, status: Status) -> list[ItemResult]:
+        return [item for item in self.items if item.status == status]
+
+    def sections(self) -> dict[str, tuple[float, int]]:
+        """Per-section (earned, possible), in first-seen order; items without a section go under ''."""
+        out: dict[str, tuple[float, int]] = {}
+        for item in self.items:
+            earned, possible = out.get(item.section or "", (0.0, 0))
+            out[item.section or ""] = (earned + item.earned, possible + max(item.points, 0))
+        return out
+
+    def summary(self) -> str:
+        """One line for logs and tables, e.g. '120/183 (65.6%) 40 pass, 3 fail, 1 error [incomplete]'."""
+        counts = ", ".join(f"{len(self.by_status(s))} {s}" for s in ("pass", "fail", "error"))
+        flags = [flag for flag, on in (("gated", self.gated), ("incomplete", self.incomplete)) if on]
+        tail = f" [{', '.join(flags)}]" if flags else ""
+        return f"{self} ({self.normalized:.1%}) {counts}{tail}"
+
+
+def _fmt(value: float) -> str:
+    """120.0 -> '120', 12.5 -> '12.5'."""
+    return f"{value:g}" if value != int(value) else str(int(value))
