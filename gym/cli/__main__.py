@@ -1,0 +1,3 @@
+from gym.cli import main
+
+main()
