@@ -1,0 +1,53 @@
+"""Regenerate the Acme Analytics world seed: `python tasks/acme/generate.py [--out DIR] [--seed N] [--no-docs]`.
+
+Writes DIR/*.sql, DIR/chat.yaml and DIR/workspace/ (default: tasks/acme/seed). Same seed, same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from acmegen import expenses, finance, people, sales, sqlfiles, support  # noqa: E402
+from acmegen.model import WorldData  # noqa: E402
+
+SEED = 20250407
+
+
+def build_world(seed: int = SEED) -> WorldData:
+    """All tables, in dependency order, from one random stream."""
+    w = WorldData(seed=seed, rng=random.Random(seed))
+    for part in (people, sales, finance, expenses, support):
+        part.build(w)
+    return w
+
+
+def write(out: Path, seed: int = SEED, docs: bool = True) -> list[Path]:
+    w = build_world(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in sqlfiles.render(w).items():
+        path = out / name
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=HERE / "seed")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--no-docs", action="store_true", help="skip documents (needs openpyxl, python-docx, odfpy)")
+    args = parser.parse_args(argv)
+    for path in write(args.out, args.seed, docs=not args.no_docs):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
