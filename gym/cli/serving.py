@@ -1,9 +1,36 @@
-"""CLI commands for this area (filled in by its issue)."""
+"""`egym serve`: the read-only web dashboard over the run store."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from gym.cli.errors import friendly, stderr
+
+
+@friendly
+def serve(
+    store: str = typer.Option(None, "--store", help="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."),
+    port: int = typer.Option(8765, "--port", help="TCP port to listen on."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; the dashboard has no login, keep it local."),
+    tasks: Path = typer.Option(Path("tasks"), "--tasks", help="Task folders, for prompts and bands."),
+    metrics: list[Path] = typer.Option(
+        None, "--metrics", help="Training metrics JSONL file or folder (repeatable; default: runs/)."
+    ),
+) -> None:
+    """Serve the dashboard: runs, tasks, rollouts and training curves (read-only)."""
+    import uvicorn
+
+    from gym.dashboard.app import DashboardConfig, create_app
+
+    config = DashboardConfig(store=store, tasks_dir=tasks, metrics=metrics or [Path("runs")])
+    app = create_app(config)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        stderr.print(f"[yellow]warning:[/yellow] binding {host}: anyone who can reach it can read every run")
+    stderr.print(f"egym dashboard on http://{host}:{port}  (store {app.state.ctx.store.url}, Ctrl-C to stop)")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("serve")(serve)

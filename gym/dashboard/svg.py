@@ -17,6 +17,8 @@ from markupsafe import Markup
 
 # Plot area margins inside the SVG viewBox, in user units.
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 30
+# Beyond these many points a series drops its per-point whiskers (the band remains), then its dots.
+MAX_WHISKERS, MAX_DOTS = 25, 200
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,10 @@ def _fmt(v: float) -> str:
 
 
 def _svg(width: int, height: int, title: str, css: str) -> ET.Element:
+    # width/height give the natural size; CSS (max-width: 100%, height: auto) shrinks it in narrow columns
     svg = ET.Element("svg", {
         "xmlns": "http://www.w3.org/2000/svg", "viewBox": f"0 0 {width} {height}",
+        "width": str(width), "height": str(height),
         "class": f"chart {css}", "role": "img", "aria-label": title,
     })
     ET.SubElement(svg, "title").text = title
@@ -137,7 +141,7 @@ def _axes(svg: ET.Element, frame: _Frame, x_ticks: Sequence[float], y_ticks: Seq
 
 
 def histogram(counts: Sequence[int], edges: Sequence[float], *, title: str, x_label: str = "score",
-              width: int = 480, height: int = 200) -> Markup:
+              width: int = 560, height: int = 220) -> Markup:
     """Bars for `counts[i]` values in [edges[i], edges[i+1]); `len(edges) == len(counts) + 1`."""
     if len(edges) != len(counts) + 1:
         raise ValueError(f"histogram needs len(edges) == len(counts) + 1, got {len(edges)} and {len(counts)}")
@@ -157,10 +161,13 @@ def histogram(counts: Sequence[int], edges: Sequence[float], *, title: str, x_la
     return _markup(svg)
 
 
-def _x_range(series: Sequence[Series]) -> tuple[float, float]:
+def _x_range(series: Sequence[Series]) -> tuple[float, float, bool]:
+    """The x span padded so edge points and whiskers stay clear of the axes, and whether x is integral."""
     xs = [p.x for s in series for p in s.points]
     lo, hi = min(xs), max(xs)
-    return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+    integral = all(float(x).is_integer() for x in xs)
+    pad = max((hi - lo) * 0.03, 0.5 if integral or lo == hi else 0.0)
+    return lo - pad, hi + pad, integral
 
 
 def line_chart(series: Sequence[Series], *, title: str, x_label: str = "", y_label: str = "",
@@ -172,11 +179,11 @@ def line_chart(series: Sequence[Series], *, title: str, x_label: str = "", y_lab
     if y_range is None:
         ys = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi) if v is not None]
         y_range = (min(0.0, min(ys)), max(ys) if max(ys) > min(0.0, min(ys)) else 1.0)
-    x0, x1 = _x_range(series)
+    x0, x1, integral = _x_range(series)
     frame = _Frame(width, height, x0, x1, *y_range)
     svg = _svg(width, height, title, "line-chart")
-    _axes(svg, frame, [t for t in nice_ticks(x0, x1, 6) if x0 <= t <= x1], nice_ticks(*y_range, 5),
-          x_label, y_label)
+    x_ticks = [t for t in nice_ticks(x0, x1, 6) if x0 <= t <= x1 and (not integral or float(t).is_integer())]
+    _axes(svg, frame, x_ticks, nice_ticks(*y_range, 5), x_label, y_label)
     for index, s in enumerate(series):
         _draw_series(svg, frame, s, index)
     if len(series) > 1:
@@ -195,11 +202,14 @@ def _draw_series(svg: ET.Element, frame: _Frame, s: Series, index: int) -> None:
     if len(pts) > 1:
         coords = " ".join(f"{_fmt(frame.sx(p.x))},{_fmt(frame.sy(p.y))}" for p in pts)
         _sub(group, "polyline", points=coords, class_="line")
+    if len(pts) > MAX_DOTS:  # a long training curve: the line alone reads better than a carpet of dots
+        return
     for p in pts:
         cx = frame.sx(p.x)
         attrs = {"data_x": _fmt(p.x), "data_y": f"{p.y:.4f}"}
-        if p.lo is not None and p.hi is not None:
+        if p.lo is not None and p.hi is not None and len(pts) <= MAX_WHISKERS:
             _sub(group, "line", x1=cx, x2=cx, y1=frame.sy(p.lo), y2=frame.sy(p.hi), class_="whisker")
+        if p.lo is not None and p.hi is not None:
             attrs |= {"data_lo": f"{p.lo:.4f}", "data_hi": f"{p.hi:.4f}"}
         dot = _sub(group, "circle", cx=cx, cy=frame.sy(p.y), r=3, class_="point", **attrs)
         interval = f" [{p.lo:.2f}, {p.hi:.2f}]" if p.lo is not None and p.hi is not None else ""
@@ -216,7 +226,7 @@ def _legend(svg: ET.Element, width: int, names: Sequence[str]) -> None:
 
 
 def bar_chart(bars: Sequence[Bar], *, title: str, x_max: float = 1.0, percent: bool = True,
-              width: int = 560, label_width: int = 220, row: int = 18) -> Markup:
+              width: int = 900, label_width: int = 260, row: int = 18) -> Markup:
     """Horizontal bars, one row each, labelled on the left (long labels are cut, the tooltip keeps them)."""
     if not bars:
         return _empty(width, 60, title, "bar-chart")
@@ -226,7 +236,7 @@ def bar_chart(bars: Sequence[Bar], *, title: str, x_max: float = 1.0, percent: b
     for index, bar in enumerate(bars):
         y = TOP + index * row
         group = _sub(svg, "g", class_="bar-row", data_label=bar.label, data_value=f"{bar.value:.4f}")
-        text = bar.label if len(bar.label) <= 34 else bar.label[:33] + "…"
+        text = bar.label if len(bar.label) <= 40 else bar.label[:39] + "…"
         holder = _sub(group, "a", href=bar.href) if bar.href else group
         _sub(holder, "text", text, x=label_width - 6, y=y + row * 0.65, text_anchor="end", class_="bar-label")
         _sub(group, "rect", x=label_width, y=y + 2, width=max(bar.value, 0) * scale, height=row - 5, class_="bar")

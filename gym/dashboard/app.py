@@ -1,0 +1,131 @@
+"""The dashboard's Starlette app: routes, templates, the read-only store connection.
+
+`create_app(DashboardConfig(...))` builds the app; `egym serve` runs it with
+uvicorn. Every route is a GET: the dashboard never writes to the store, and
+its database connections are opened read-only as a second line of defence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import event, inspect
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from gym.dashboard import fmt
+from gym.dashboard.pages import rollouts, runs, tasks, training
+from gym.errors import StoreError
+from gym.store import Store
+
+HERE = Path(__file__).parent
+
+
+class DashboardConfig(BaseModel):
+    """What `egym serve` passes to the app."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: str | None = Field(None, description="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db).")
+    tasks_dir: Path = Field(Path("tasks"), description="Task folders, for prompts and bands (optional).")
+    metrics: list[Path] = Field(default_factory=lambda: [Path("runs")],
+                                description="Training metrics JSONL files, or folders searched for *.jsonl.")
+    per_page: int = Field(50, ge=1, le=1000, description="Rows per page in the run and rollout lists.")
+
+
+@dataclass
+class Context:
+    """What every page handler needs, kept on `app.state.ctx`."""
+
+    config: DashboardConfig
+    store: Store
+    templates: Jinja2Templates
+
+    def render(self, request: Request, name: str, status_code: int = 200, **context: object) -> Response:
+        return self.templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+def _read_only(store: Store) -> None:
+    """Make every connection of this (dashboard-private) engine refuse writes."""
+    statement = {"sqlite": "PRAGMA query_only = ON",
+                 "postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"}.get(store.engine.dialect.name)
+    if statement is None:
+        return
+
+    def on_connect(dbapi_conn, _record) -> None:
+        cursor = dbapi_conn.cursor()
+        cursor.execute(statement)
+        cursor.close()
+        if store.engine.dialect.name == "postgresql":
+            dbapi_conn.commit()
+
+    event.listen(store.engine, "connect", on_connect)
+
+
+def open_store(url: str | None) -> Store:
+    """The run store, read-only; a missing or empty store is a one-line StoreError."""
+    store = Store(url, create=False)
+    _read_only(store)
+    try:
+        has_runs = inspect(store.engine).has_table("runs")
+    except Exception as exc:  # the driver's own error type varies by backend
+        store.close()
+        raise StoreError(f"cannot open run store {store.url}: {exc}".splitlines()[0]) from None
+    if not has_runs:
+        store.close()
+        raise StoreError(f"run store {store.url} holds no runs yet: run `egym batch` first, or pass --store URL")
+    return store
+
+
+def templates() -> Jinja2Templates:
+    tpl = Jinja2Templates(directory=HERE / "templates")
+    tpl.env.filters.update(fmt.FILTERS)
+    tpl.env.globals["fmt"] = fmt
+    return tpl
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    detail = exc.detail if isinstance(exc, HTTPException) else "Not found"
+    ctx: Context = request.app.state.ctx
+    return ctx.render(request, "404.html", status_code=404, detail=detail)
+
+
+def home(request: Request) -> Response:
+    return RedirectResponse(request.url_for("runs"), status_code=302)
+
+
+ROUTES = [
+    Route("/", home),
+    Route("/runs", runs.run_list, name="runs"),
+    Route("/runs/{run_id:path}", runs.run_detail, name="run"),
+    Route("/tasks", tasks.task_list, name="tasks"),
+    Route("/tasks/{key:path}", tasks.task_detail, name="task"),
+    Route("/rollouts/{rollout_id}", rollouts.rollout_detail, name="rollout"),
+    Route("/training", training.training_list, name="training"),
+    Route("/training/{file_id}", training.training_detail, name="training_run"),
+    Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+]
+
+
+def create_app(config: DashboardConfig | None = None, *, store: Store | None = None) -> Starlette:
+    """The ASGI app; pass `store` to reuse an open one (tests), else it is opened from the config."""
+    config = config or DashboardConfig()
+    store = store or open_store(config.store)
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        store.close()
+
+    app = Starlette(routes=ROUTES, exception_handlers={404: not_found}, lifespan=lifespan)
+    app.state.ctx = Context(config, store, templates())
+    return app

@@ -1,0 +1,1 @@
+"""Page handlers, one module per page family (runs, tasks, rollouts, training)."""

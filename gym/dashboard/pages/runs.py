@@ -1,0 +1,31 @@
+"""Runs: the paged list, and one run with its score histogram, per-task table and rollouts."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gym.dashboard import queries, svg
+from gym.dashboard.pages.common import ctx, not_found, page_number
+
+
+def run_list(request: Request) -> Response:
+    c = ctx(request)
+    with c.store.session() as s:
+        page = queries.run_page(s, page_number(request), c.config.per_page)
+    return c.render(request, "runs.html", page=page)
+
+
+def run_detail(request: Request) -> Response:
+    c = ctx(request)
+    run_id = request.path_params["run_id"]
+    with c.store.session() as s:
+        summary = queries.run_summary(s, run_id)
+        if summary is None:
+            raise not_found(f"No run '{run_id}' in the run store.")
+        counts, edges = queries.score_histogram(s, run_id=run_id)
+        tasks = queries.task_table(s, run_id)
+        rollouts = queries.rollout_page(s, page_number(request), c.config.per_page, run_id=run_id)
+    chart = svg.histogram(counts, edges, title=f"Scores of run {run_id}", x_label="normalized score")
+    return c.render(request, "run.html", summary=summary, run=summary.run, stats=summary.stats,
+                    histogram=chart, tasks=tasks, rollouts=rollouts)

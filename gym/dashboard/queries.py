@@ -1,0 +1,264 @@
+"""Read-only queries over the run store's tables, shaped for the dashboard's pages.
+
+Aggregates (counts, means, pass rates, histogram bins, item pass rates) are
+computed in SQL with GROUP BY, and lists are paged with LIMIT/OFFSET, so a
+page costs the same with 100 or 100,000 rollouts in the store. Trajectories
+(the large JSON column) are only read for the one rollout being shown.
+
+Pass rate follows `Store.run_stats`: passed rollouts over done rollouts that
+have a score.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Integer, case, cast, func, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from gym.store import ItemResultRow, RolloutRow, RunRow
+
+T = TypeVar("T")
+HISTOGRAM_BINS = 10
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a list; `page` counts from 1."""
+
+    items: list[T]
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.per_page))
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Counts and scores over a group of rollouts (a run, a task, a task within a run)."""
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    scored: int = 0
+    passed: int = 0
+    mean_reward: float | None = None
+    mean_seconds: float | None = None
+    incomplete: int = 0
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return wilson(self.passed, self.scored) if self.scored else None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run: RunRow
+    stats: Stats
+    started: dt.datetime | None
+    finished: dt.datetime | None
+
+    @property
+    def duration(self) -> float | None:
+        if self.started and self.finished:
+            return (self.finished - self.started).total_seconds()
+        return None
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """A task's pass rate in one run (its calibration history)."""
+
+    run_id: str
+    created_at: dt.datetime
+    policy: str
+    model: str | None
+    stats: Stats
+
+
+@dataclass(frozen=True)
+class ItemRate:
+    item_id: str
+    description: str
+    section: str | None
+    kind: str
+    points: int
+    graded: int
+    passed: int
+    errors: int
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.graded if self.graded else 0.0
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _flag(condition: ColumnElement[bool]) -> ColumnElement[int]:
+    return func.sum(case((condition, 1), else_=0))
+
+
+_DONE = RolloutRow.status == "done"
+# Columns of a Stats row, in the order `_stats` reads them.
+_STATS_COLUMNS = (
+    func.count(),
+    _flag(_DONE),
+    _flag(RolloutRow.status == "failed"),
+    func.sum(case((_DONE & RolloutRow.reward.is_not(None), 1), else_=0)),
+    func.sum(case((_DONE, cast(RolloutRow.passed, Integer)), else_=0)),
+    func.avg(case((_DONE, RolloutRow.reward))),
+    func.avg(case((_DONE, RolloutRow.seconds))),
+    func.sum(case((_DONE, cast(RolloutRow.incomplete, Integer)), else_=0)),
+)
+
+
+def _stats(values: Sequence[Any]) -> Stats:
+    total, done, failed, scored, passed, mean, secs, incomplete = values
+    return Stats(total or 0, done or 0, failed or 0, scored or 0, passed or 0,
+                 None if mean is None else float(mean), None if secs is None else float(secs),
+                 incomplete or 0)  # fmt: skip
+
+
+def _offset(page: int, per_page: int) -> int:
+    return (max(page, 1) - 1) * per_page
+
+
+# -- runs -----------------------------------------------------------------
+
+
+def run_page(s: Session, page: int, per_page: int) -> Page[RunSummary]:
+    """Runs, newest first, each with its aggregate stats (one grouped query for the whole page)."""
+    total = s.scalar(select(func.count()).select_from(RunRow)) or 0
+    runs = list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id)
+                          .limit(per_page).offset(_offset(page, per_page))))  # fmt: skip
+    rows = s.execute(
+        select(RolloutRow.run_id, *_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at))
+        .where(RolloutRow.run_id.in_([r.id for r in runs]))
+        .group_by(RolloutRow.run_id)
+    ).all()  # fmt: skip
+    by_run = {row[0]: row for row in rows}
+    items = []
+    for run in runs:
+        row = by_run.get(run.id)
+        stats = _stats(row[1:9]) if row else Stats()
+        items.append(RunSummary(run, stats, row[9] if row else None, row[10] if row else None))
+    return Page(items, page, per_page, total)
+
+
+def run_summary(s: Session, run_id: str) -> RunSummary | None:
+    run = s.get(RunRow, run_id)
+    if run is None:
+        return None
+    row = s.execute(
+        select(*_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at))
+        .where(RolloutRow.run_id == run_id)
+    ).one()  # fmt: skip
+    return RunSummary(run, _stats(row[:8]), row[8], row[9])
+
+
+def task_table(s: Session, run_id: str | None = None) -> list[tuple[str, Stats]]:
+    """Per-task stats, within one run or over the whole store, sorted by task key."""
+    query = select(RolloutRow.task, *_STATS_COLUMNS).group_by(RolloutRow.task).order_by(RolloutRow.task)
+    if run_id is not None:
+        query = query.where(RolloutRow.run_id == run_id)
+    return [(row[0], _stats(row[1:])) for row in s.execute(query)]
+
+
+def score_histogram(s: Session, *, run_id: str | None = None, task: str | None = None,
+                    bins: int = HISTOGRAM_BINS) -> tuple[list[int], list[float]]:
+    """Counts of done rollouts' rewards in `bins` equal bins over [0, 1] (1.0 falls in the last bin)."""
+    edges = [i / bins for i in range(bins + 1)]
+    bucket = case(*[(RolloutRow.reward < edges[i + 1], i) for i in range(bins - 1)], else_=bins - 1)
+    query = select(bucket, func.count()).where(_DONE, RolloutRow.reward.is_not(None)).group_by(bucket)
+    if run_id is not None:
+        query = query.where(RolloutRow.run_id == run_id)
+    if task is not None:
+        query = query.where(RolloutRow.task == task)
+    counts = [0] * bins
+    for index, count in s.execute(query):
+        counts[int(index)] = count
+    return counts, edges
+
+
+_LIST_COLUMNS = (
+    RolloutRow.id, RolloutRow.run_id, RolloutRow.task, RolloutRow.sample, RolloutRow.status,
+    RolloutRow.reward, RolloutRow.earned, RolloutRow.possible, RolloutRow.passed, RolloutRow.incomplete,
+    RolloutRow.seconds, RolloutRow.turns, RolloutRow.stop_reason, RolloutRow.error,
+)  # fmt: skip
+
+
+def rollout_page(s: Session, page: int, per_page: int, *, run_id: str | None = None,
+                 task: str | None = None) -> Page[Any]:
+    """Rollout rows without their trajectories, ordered by task and sample (run: newest first)."""
+    where = [c == v for c, v in ((RolloutRow.run_id, run_id), (RolloutRow.task, task)) if v is not None]
+    total = s.scalar(select(func.count()).select_from(RolloutRow).where(*where)) or 0
+    query = (select(*_LIST_COLUMNS).join(RunRow).where(*where)
+             .order_by(RunRow.created_at.desc(), RolloutRow.task, RolloutRow.sample)
+             .limit(per_page).offset(_offset(page, per_page)))  # fmt: skip
+    return Page(list(s.execute(query)), page, per_page, total)
+
+
+# -- tasks ----------------------------------------------------------------
+
+
+def task_history(s: Session, task: str) -> list[HistoryPoint]:
+    """The task's stats per run, oldest run first: its calibration history."""
+    rows = s.execute(
+        select(RunRow.id, RunRow.created_at, RunRow.policy, RunRow.model, *_STATS_COLUMNS)
+        .join(RolloutRow, RolloutRow.run_id == RunRow.id)
+        .where(RolloutRow.task == task)
+        .group_by(RunRow.id, RunRow.created_at, RunRow.policy, RunRow.model)
+        .order_by(RunRow.created_at, RunRow.id)
+    ).all()  # fmt: skip
+    return [HistoryPoint(r[0], r[1], r[2], r[3], _stats(r[4:])) for r in rows]
+
+
+def item_rates(s: Session, task: str, run_id: str | None = None) -> list[ItemRate]:
+    """Each rubric item's pass rate over the task's done rollouts, most-failed first."""
+    passed = _flag(ItemResultRow.status == "pass")
+    query = (
+        select(ItemResultRow.item_id, func.max(ItemResultRow.description), func.max(ItemResultRow.section),
+               func.max(ItemResultRow.kind), func.max(ItemResultRow.points), func.count(), passed,
+               _flag(ItemResultRow.status == "error"), func.min(ItemResultRow.position))
+        .join(RolloutRow, RolloutRow.id == ItemResultRow.rollout_id)
+        .where(RolloutRow.task == task, _DONE)
+        .group_by(ItemResultRow.item_id)
+    )  # fmt: skip
+    if run_id is not None:
+        query = query.where(RolloutRow.run_id == run_id)
+    rates = [(ItemRate(*row[:8]), row[8]) for row in s.execute(query)]
+    rates.sort(key=lambda pair: (pair[0].pass_rate, pair[1]))
+    return [rate for rate, _ in rates]
+
+
+def runs_of_task(s: Session, task: str) -> list[tuple[str, str]]:
+    """(run id, policy) of the runs that hold the task, newest first, for the run filter."""
+    rows = s.execute(select(RunRow.id, RunRow.policy).join(RolloutRow).where(RolloutRow.task == task)
+                     .group_by(RunRow.id, RunRow.policy, RunRow.created_at)
+                     .order_by(RunRow.created_at.desc()))  # fmt: skip
+    return [(r[0], r[1]) for r in rows]
+
+
+def task_exists(s: Session, task: str) -> bool:
+    return s.scalar(select(RolloutRow.id).where(RolloutRow.task == task).limit(1)) is not None
