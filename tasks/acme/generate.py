@@ -35,6 +35,10 @@ def write(out: Path, seed: int = SEED, docs: bool = True) -> list[Path]:
         path = out / name
         path.write_text(text)
         written.append(path)
+    if docs:
+        from acmegen import documents
+
+        written += documents.write_all(w, out / "workspace")
     return written
 
 

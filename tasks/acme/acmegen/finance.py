@@ -115,6 +115,8 @@ def _plant(w: WorldData) -> None:
     payments.rows = [r for r in payments.rows if r[1] not in {u["id"] for u in unpaid}]
     for u in unpaid:
         invoices.rows[inv.index(u)] = _with(invoices, u, status="sent")
+    wrong = recon["customer_mismatch"]["customer_id"] % len(w["customers"].rows) + 1
+    w.facts["recon_wrong_customer"] = w["customers"].by_id()[wrong]["name"]
     w.facts["recon"] = {k: v["number"] for k, v in recon.items()}
     w.facts["recon_rows"] = {k: dict(v) for k, v in recon.items()}
     dropped = recon["missing_in_db"]["id"]
