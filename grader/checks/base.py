@@ -1,0 +1,101 @@
+"""What every check gets and returns, and the comparisons the built-ins share.
+
+A check is a plain function `fn(ctx, *, arg=..., ...) -> CheckResult | bool`:
+keyword-only arguments (the rubric item's `args`), no registration step, no
+base class. Raising marks the item `error`, except StateError (the state
+cannot answer: the item fails with the message as evidence).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from grader.errors import StateError
+from grader.probe import Probe
+from gym.trajectory import Trajectory
+
+__all__ = ["CheckContext", "CheckResult", "StateError", "reads_documents", "same", "text_matches", "brief"]
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check may look at: the final state (probe) and what the agent did (trajectory)."""
+
+    probe: Probe
+    trajectory: Trajectory | None = None
+    item_id: str = ""
+
+    @property
+    def final_answer(self) -> str:
+        return (self.trajectory.final_answer or "") if self.trajectory else ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    evidence: str = ""
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def reads_documents(*arg_names: str) -> Callable[[Callable], Callable]:
+    """Declare which arguments of a check name documents, so the grader can read them all in one go."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__egym_documents__ = arg_names  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip().replace(",", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def same(actual: Any, expected: Any, *, tolerance: float = 0.0, case_sensitive: bool = True) -> bool:
+    """Equal as the author means it: numbers within tolerance (numeric text counts), text trimmed."""
+    if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
+        return len(actual) == len(expected) and all(
+            same(a, e, tolerance=tolerance, case_sensitive=case_sensitive) for a, e in zip(actual, expected, strict=True)
+        )
+    if actual is None or expected is None:
+        return actual is None and expected is None
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return str(actual).strip().lower() in ("true", "t", "1", "yes") if expected else str(actual).strip().lower() in ("false", "f", "0", "no")
+    a, e = _number(actual), _number(expected)
+    if a is not None and e is not None:
+        return math.isclose(a, e, abs_tol=tolerance, rel_tol=0.0) or a == e
+    a_text, e_text = str(actual).strip(), str(expected).strip()
+    return a_text == e_text if case_sensitive else a_text.casefold() == e_text.casefold()
+
+
+def text_matches(haystack: str, *, text: str | None = None, regex: str | None = None, case_sensitive: bool = False) -> bool:
+    """`text` as a substring and/or `regex` searched; at least one must be given."""
+    if text is None and regex is None:
+        raise ValueError("give `text` or `regex`")
+    ok = True
+    if text is not None:
+        ok = text in haystack if case_sensitive else text.casefold() in haystack.casefold()
+    if ok and regex is not None:
+        ok = re.search(regex, haystack, 0 if case_sensitive else re.IGNORECASE) is not None
+    return ok
+
+
+def brief(value: Any, limit: int = 160) -> str:
+    """A short, one-line rendering for evidence."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

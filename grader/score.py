@@ -1,0 +1,173 @@
+"""grade(rubric, probe, trajectory) -> Grade: run every item, never crash, say what could not be judged.
+
+Order: expand the rubric; prefetch every document the items read (one LibreOffice
+run); run python checks one after another (they share the probe's caches) and
+render judge evidence, in a worker thread; then ask the judge about all judge
+items concurrently. A check that raises is `error` (StateError: `fail`), a judge
+call that fails after retries is `error`, and either makes the grade incomplete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from grader.checks import documents_read, resolve
+from grader.checks.base import CheckContext, CheckResult
+from grader.errors import ProbeError, StateError
+from grader.evidence import render
+from grader.expand import expand_items
+from grader.grade import Grade, ItemResult, Verdict
+from grader.judge import Judge, SameModelError, combine
+from grader.probe import Probe
+from grader.rubric import Item, JudgeItem, PythonItem, Rubric
+from gym.errors import JudgeError
+from gym.trajectory import Trajectory
+
+EVIDENCE_LIMIT = 300
+
+
+def _result(item: Item, status: str, **kw: Any) -> ItemResult:
+    return ItemResult(id=item.id, description=item.description, section=item.section, kind=item.kind,
+                      points=item.points, gate=item.gate, status=status, **kw)
+
+
+def run_python(item: PythonItem, ctx: CheckContext, rubric: Rubric) -> ItemResult:
+    started = time.monotonic()
+    try:
+        out = resolve(item.check, near=rubric.path)(ctx, **item.args)
+        if not isinstance(out, CheckResult | bool):
+            raise TypeError(f"check returned {type(out).__name__}, expected bool or CheckResult")
+        passed, evidence = (out.passed, out.evidence) if isinstance(out, CheckResult) else (out, "")
+    except StateError as exc:
+        passed, evidence = False, str(exc)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken check must not break the grade
+        return _result(item, "error", error=f"{type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT],
+                       seconds=time.monotonic() - started)
+    if item.negate:
+        passed, evidence = not passed, f"(negated) {evidence}"
+    score = 1.0 if passed else 0.0
+    return _result(item, "pass" if passed else "fail", earned=item.earned_for(score),
+                   evidence=evidence[:EVIDENCE_LIMIT], seconds=time.monotonic() - started)
+
+
+def _prefetch(items: list[Item], probe: Probe, rubric: Rubric) -> None:
+    paths: list[str] = []
+    for item in items:
+        if isinstance(item, PythonItem):
+            try:
+                paths += documents_read(resolve(item.check, near=rubric.path), item.args)
+            except Exception:  # noqa: BLE001 - reported when the item runs
+                continue
+        else:
+            paths += [e.path for e in item.evidence if e.type == "document"]
+    if paths:
+        with contextlib.suppress(ProbeError):  # each item will try again and report its own error
+            probe.prefetch(paths)
+
+
+def _sync_part(items, probe, trajectory, rubric) -> tuple[list[ItemResult | None], dict[int, str | ItemResult]]:
+    """Python items' results, and per judge item either its evidence text or an error result."""
+    _prefetch(items, probe, rubric)
+    results: list[ItemResult | None] = []
+    evidence: dict[int, str | ItemResult] = {}
+    for index, item in enumerate(items):
+        if isinstance(item, PythonItem):
+            results.append(run_python(item, CheckContext(probe, trajectory, item.id), rubric))
+            continue
+        results.append(None)
+        try:
+            evidence[index] = render(item.evidence, probe, trajectory)
+        except Exception as exc:  # noqa: BLE001
+            evidence[index] = _result(item, "error", error=f"evidence unavailable: {type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT])
+    return results, evidence
+
+
+async def run_judge(item: JudgeItem, evidence: str, judge: Judge | None, rubric: Rubric) -> ItemResult:
+    if judge is None:
+        return _result(item, "error", error="no judge configured (set EGYM_JUDGE_MODEL and an endpoint)")
+    started = time.monotonic()
+    panel = item.panel or rubric.judge
+    try:
+        verdicts = await judge.panel(item, evidence, panel)
+    except SameModelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - judge trouble is infrastructure: error, never fail
+        return _result(item, "error", error=f"{type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT])
+    seconds = time.monotonic() - started
+    failed = [v for v in verdicts if v.error]
+    if failed:
+        return _result(item, "error", error=failed[0].error, verdicts=verdicts, seconds=seconds)
+    score, passed = combine(verdicts, (panel.rule if panel else "majority"), item.scale)
+    reason = verdicts[0].reason if len(verdicts) == 1 else "; ".join(f"{v.model}: {v.verdict}" for v in verdicts)
+    return _result(item, "pass" if passed else "fail", earned=round(item.earned_for(score), 4),
+                   evidence=reason[:EVIDENCE_LIMIT], verdicts=verdicts, seconds=seconds)
+
+
+def aggregate(rubric: Rubric, results: list[ItemResult], seconds: float, meta: dict[str, Any]) -> Grade:
+    possible = sum(max(r.points, 0) for r in results)
+    gated = any(r.gate and r.status == "fail" for r in results)
+    earned = 0.0 if gated else max(0.0, round(sum(r.earned for r in results), 4))
+    normalized = min(1.0, earned / possible) if possible else 0.0
+    return Grade(task=rubric.task, rubric_hash=rubric.hash or None, earned=earned, possible=possible,
+                 normalized=normalized, incomplete=any(r.status == "error" for r in results), gated=gated,
+                 items=results, seconds=seconds, meta=meta)
+
+
+async def grade_async(
+    rubric: Rubric,
+    probe: Probe,
+    trajectory: Trajectory | None = None,
+    *,
+    judge: Judge | None = None,
+    task: Any | None = None,
+    seed_rows: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> Grade:
+    """Grade a final state. `task` (a gym.tasks.Task) lets `seed_query` expansions resolve (cached)."""
+    started = time.monotonic()
+    if seed_rows is None and rubric.seed_queries():
+        from grader.seed import seed_rows as resolve_seed_rows
+
+        seed_rows = await asyncio.to_thread(resolve_seed_rows, rubric, task) if task is not None else None
+    items = expand_items(rubric, seed_rows)
+    if judge is not None:
+        for item in items:
+            if isinstance(item, JudgeItem):
+                _refuse_same_model(judge, item, rubric)
+    results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric)
+    pending = {i: ev for i, ev in evidence.items() if isinstance(ev, str)}
+    judged = await asyncio.gather(*(run_judge(items[i], ev, judge, rubric) for i, ev in pending.items()))
+    for i, result in zip(pending, judged, strict=True):
+        results[i] = result
+    for i, ev in evidence.items():
+        if isinstance(ev, ItemResult):
+            results[i] = ev
+    meta = {"items": len(items), "judge_calls": sum(len(r.verdicts) for r in results if r)}
+    return aggregate(rubric, [r for r in results if r is not None], time.monotonic() - started, meta)
+
+
+def _refuse_same_model(judge: Judge, item: JudgeItem, rubric: Rubric) -> None:
+    """Raise SameModelError before any work; other judge problems become item errors later."""
+    try:
+        judge.models(item.panel or rubric.judge)
+    except SameModelError:
+        raise
+    except JudgeError:
+        pass
+
+
+def grade(rubric: Rubric, probe: Probe, trajectory: Trajectory | None = None, **kw: Any) -> Grade:
+    """Synchronous grade_async; works from inside a running event loop too (runs in a worker thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(grade_async(rubric, probe, trajectory, **kw))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, grade_async(rubric, probe, trajectory, **kw)).result()
+
+
+__all__ = ["grade", "grade_async", "aggregate", "run_python", "run_judge", "Verdict"]
