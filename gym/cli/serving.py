@@ -28,7 +28,7 @@ def serve(
     app = create_app(config)
     if host not in ("127.0.0.1", "localhost", "::1"):
         stderr.print(f"[yellow]warning:[/yellow] binding {host}: anyone who can reach it can read every run")
-    stderr.print(f"egym dashboard on http://{host}:{port}  (store {app.state.ctx.store.url}, Ctrl-C to stop)")
+    stderr.print(f"egym dashboard on http://{host}:{port}  (store {app.state.ctx.store_label}, Ctrl-C to stop)")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -7,6 +7,7 @@ its database connections are opened read-only as a second line of defence.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import event, inspect
+from sqlalchemy.engine import make_url
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -25,7 +27,7 @@ from starlette.templating import Jinja2Templates
 from gym.dashboard import fmt
 from gym.dashboard.pages import rollouts, runs, tasks, training
 from gym.errors import StoreError
-from gym.store import Store
+from gym.store import DEFAULT_PATH, Store
 
 HERE = Path(__file__).parent
 
@@ -50,6 +52,12 @@ class Context:
     store: Store
     templates: Jinja2Templates
 
+    @property
+    def store_label(self) -> str:
+        """The store's URL without its password (shown in the page header)."""
+        url = make_url(self.store.url)
+        return url.database or "" if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+
     def render(self, request: Request, name: str, status_code: int = 200, **context: object) -> Response:
         return self.templates.TemplateResponse(request, name, context, status_code=status_code)
 
@@ -71,8 +79,23 @@ def _read_only(store: Store) -> None:
     event.listen(store.engine, "connect", on_connect)
 
 
+def _missing_sqlite_file(url: str | None) -> Path | None:
+    """The SQLite file a URL or path names, when it does not exist (opening it would create it)."""
+    url = url or os.environ.get("EGYM_STORE") or str(DEFAULT_PATH)
+    if "://" not in url:
+        path = Path(url).expanduser()
+    elif url.startswith("sqlite:///") and make_url(url).database not in (None, "", ":memory:"):
+        path = Path(make_url(url).database)
+    else:
+        return None
+    return None if path.exists() else path
+
+
 def open_store(url: str | None) -> Store:
     """The run store, read-only; a missing or empty store is a one-line StoreError."""
+    missing = _missing_sqlite_file(url)
+    if missing is not None:
+        raise StoreError(f"no run store at {missing}: run `egym batch` first, or pass --store URL")
     store = Store(url, create=False)
     _read_only(store)
     try:

@@ -5,8 +5,9 @@ computed in SQL with GROUP BY, and lists are paged with LIMIT/OFFSET, so a
 page costs the same with 100 or 100,000 rollouts in the store. Trajectories
 (the large JSON column) are only read for the one rollout being shown.
 
-Pass rate follows `Store.run_stats`: passed rollouts over done rollouts that
-have a score.
+Pass rate in the tables follows `Store.run_stats` (passed rollouts over done
+rollouts that have a score); the calibration history follows `egym
+calibrate` (complete grades only, Wilson 95% interval, band cut-offs).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import Integer, case, cast, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from gym.calibrate import band_for, wilson_interval
 from gym.store import ItemResultRow, RolloutRow, RunRow
 
 T = TypeVar("T")
@@ -58,9 +60,29 @@ class Stats:
     def pass_rate(self) -> float | None:
         return self.passed / self.scored if self.scored else None
 
+    complete: int = 0
+    complete_passed: int = 0
+
     @property
-    def interval(self) -> tuple[float, float] | None:
-        return wilson(self.passed, self.scored) if self.scored else None
+    def calibration(self) -> Calibration:
+        """Pass rate, Wilson 95% interval and band as `egym calibrate` computes them (complete grades only)."""
+        return calibrate_counts(self.complete_passed, self.complete)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    passes: int
+    n: int
+    pass_rate: float | None
+    low: float
+    high: float
+    band: str | None
+
+
+def calibrate_counts(passes: int, n: int) -> Calibration:
+    low, high = wilson_interval(passes, n)
+    rate = passes / n if n else None
+    return Calibration(passes, n, rate, low, high, band_for(rate) if rate is not None else None)
 
 
 @dataclass(frozen=True)
@@ -104,22 +126,12 @@ class ItemRate:
         return self.passed / self.graded if self.graded else 0.0
 
 
-def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def _flag(condition: ColumnElement[bool]) -> ColumnElement[int]:
     return func.sum(case((condition, 1), else_=0))
 
 
 _DONE = RolloutRow.status == "done"
+_COMPLETE = _DONE & RolloutRow.reward.is_not(None) & ~func.coalesce(RolloutRow.incomplete, False)
 # Columns of a Stats row, in the order `_stats` reads them.
 _STATS_COLUMNS = (
     func.count(),
@@ -130,14 +142,17 @@ _STATS_COLUMNS = (
     func.avg(case((_DONE, RolloutRow.reward))),
     func.avg(case((_DONE, RolloutRow.seconds))),
     func.sum(case((_DONE, cast(RolloutRow.incomplete, Integer)), else_=0)),
+    _flag(_COMPLETE),
+    func.sum(case((_COMPLETE, cast(RolloutRow.passed, Integer)), else_=0)),
 )
+N_STATS = len(_STATS_COLUMNS)
 
 
 def _stats(values: Sequence[Any]) -> Stats:
-    total, done, failed, scored, passed, mean, secs, incomplete = values
+    total, done, failed, scored, passed, mean, secs, incomplete, complete, complete_passed = values
     return Stats(total or 0, done or 0, failed or 0, scored or 0, passed or 0,
                  None if mean is None else float(mean), None if secs is None else float(secs),
-                 incomplete or 0)  # fmt: skip
+                 incomplete or 0, complete or 0, complete_passed or 0)  # fmt: skip
 
 
 def _offset(page: int, per_page: int) -> int:
@@ -161,8 +176,8 @@ def run_page(s: Session, page: int, per_page: int) -> Page[RunSummary]:
     items = []
     for run in runs:
         row = by_run.get(run.id)
-        stats = _stats(row[1:9]) if row else Stats()
-        items.append(RunSummary(run, stats, row[9] if row else None, row[10] if row else None))
+        stats = _stats(row[1 : N_STATS + 1]) if row else Stats()
+        items.append(RunSummary(run, stats, row[N_STATS + 1] if row else None, row[N_STATS + 2] if row else None))
     return Page(items, page, per_page, total)
 
 
@@ -174,7 +189,7 @@ def run_summary(s: Session, run_id: str) -> RunSummary | None:
         select(*_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at))
         .where(RolloutRow.run_id == run_id)
     ).one()  # fmt: skip
-    return RunSummary(run, _stats(row[:8]), row[8], row[9])
+    return RunSummary(run, _stats(row[:N_STATS]), row[N_STATS], row[N_STATS + 1])
 
 
 def task_table(s: Session, run_id: str | None = None) -> list[tuple[str, Stats]]:

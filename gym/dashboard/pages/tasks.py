@@ -59,10 +59,10 @@ def task_detail(request: Request) -> Response:
 def _history_chart(key: str, history: list[queries.HistoryPoint]):
     points = []
     for index, h in enumerate(history, start=1):
-        if h.stats.scored:
-            lo, hi = h.stats.interval or (None, None)
-            label = f"run {h.run_id} ({h.policy}) {h.stats.passed}/{h.stats.scored}"
-            points.append(svg.Point(index, h.stats.pass_rate or 0.0, lo, hi, label=label))
+        cal = h.stats.calibration
+        if cal.pass_rate is not None:
+            label = f"run {h.run_id} ({h.policy}) {cal.passes}/{cal.n}"
+            points.append(svg.Point(index, cal.pass_rate, cal.low, cal.high, label=label))
     return svg.line_chart([svg.Series("pass rate", points)], title=f"Pass rate of {key} per run (Wilson 95%)",
                           x_label="run (oldest first)", y_label="pass rate")
 

@@ -1,0 +1,143 @@
+"""The dashboard's pages over HTTP (no browser): status codes, escaping, folding, read-only, training files."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from grader.grade import Grade, ItemResult, Verdict
+from gym.dashboard.app import DashboardConfig, create_app, open_store
+from gym.errors import StoreError
+from gym.store import RunRow, Store
+from gym.trajectory import AssistantTurn, Message, Step, ToolCall, ToolResult, Trajectory
+
+LONG = "\n".join(f"row {i} <b>bold?</b>" for i in range(40))
+
+
+def trajectory(task: str) -> Trajectory:
+    call = ToolCall(id="c1", name="db_query", arguments='{"sql": "select * from invoices"}')
+    short = ToolCall(id="c2", name="bash", arguments="{not json")
+    return Trajectory(
+        task=task, policy="scripted", stop_reason="answered", final_answer="All <done>.",
+        messages=[Message(role="system", content="You are an employee."), Message(role="user", content="Do the task")],
+        steps=[Step(index=0, turn=AssistantTurn(content="Looking <script>alert(1)</script>", tool_calls=[call, short]),
+                    results=[ToolResult(call_id="c1", name="db_query", output=LONG),
+                             ToolResult(call_id="c2", name="bash", output="ok", is_error=True)])],
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dash") / "runs.db"
+    store = Store(str(path))
+    store.create_run("run-a", policy="scripted", tasks=["w/t"], samples=3)
+    for row in store.add_rollouts("run-a", [("w/t", i) for i in range(3)]):
+        store.claim(row.id, "test")
+        items = [
+            ItemResult(id="sql-1", section="data", points=5, status="pass", earned=5, evidence="1 row"),
+            ItemResult(id="judge-1", section="report", kind="judge", points=3, status="fail",
+                       verdicts=[Verdict(model="judge-m", verdict="fail", score=0.0, reason="Missing the total.")]),
+            ItemResult(id="pen", section="data", points=-2, status="pass", earned=0),
+        ]  # fmt: skip
+        g = Grade(task="w/t", earned=5, possible=8, normalized=5 / 8, items=items)
+        store.record(row.id, trajectory=trajectory("w/t"), grade=g, passed=False, seconds=3.0)
+    store.finish_run("run-a", "done")
+    store.close()
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def metrics_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("train") / "exp1"
+    folder.mkdir()
+    lines = [json.dumps({"step": s, "reward_mean": s / 10, "reward_std": 0.1, "pass_rate": s / 20, "kl": 0.01})
+             for s in range(5)]  # fmt: skip
+    (folder / "metrics.jsonl").write_text("\n".join(lines) + '\n{"step": 5, "rew')  # trainer mid-write
+    return folder.parent
+
+
+@pytest.fixture(scope="module")
+def client(store_url, metrics_dir):
+    app = create_app(DashboardConfig(store=store_url, metrics=[metrics_dir], per_page=2))
+    with TestClient(app) as c:
+        yield c
+
+
+def rollout_ids(store_url: str) -> list[str]:
+    store = Store(store_url)
+    try:
+        return [r.id for r in store.list_rollouts("run-a")]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("path", ["/runs/nope", "/tasks/w/nope", "/rollouts/nope", "/training/0123", "/nothing"])
+def test_unknown_ids_get_the_404_page(client, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "404" in response.text and "Back to the runs" in response.text
+
+
+def test_every_route_is_read_only(client):
+    assert client.post("/runs").status_code == 405
+    assert client.delete("/runs/run-a").status_code == 405
+
+
+def test_store_connections_refuse_writes(store_url):
+    store = open_store(store_url)
+    try:
+        with pytest.raises(StoreError, match="readonly|read-only|query_only|attempt to write"), store.session() as s:
+            s.add(RunRow(id="sneaky", policy="x"))
+    finally:
+        store.close()
+
+
+def test_a_missing_store_is_a_one_line_error_and_is_not_created(tmp_path):
+    missing = tmp_path / "none" / "runs.db"
+    with pytest.raises(StoreError, match="no run store at"):
+        open_store(str(missing))
+    assert not missing.exists()
+    from gym.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--store", str(missing)])
+    assert result.exit_code == 2
+    assert "no run store at" in result.output and "Traceback" not in result.output
+
+
+def test_run_page_pages_its_rollouts(client, store_url):
+    first = client.get("/runs/run-a")
+    assert first.status_code == 200
+    assert "page 1 of 2" in first.text
+    ids = rollout_ids(store_url)
+    assert all(i in first.text for i in ids[:2]) and ids[2] not in first.text
+    assert ids[2] in client.get("/runs/run-a?page=2").text
+    assert client.get("/runs/run-a?page=abc").status_code == 200  # a bad page number is page 1
+
+
+def test_rollout_page_escapes_folds_and_shows_the_rubric(client, store_url):
+    html = client.get(f"/rollouts/{rollout_ids(store_url)[0]}").text
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>bold?</b>" not in html
+    # the 40-line result is folded, the two-character one is not
+    long_result = re.search(r'data-long="yes".*?</div>\s*<details class="fold output">', html, re.S)
+    assert long_result is not None
+    assert re.search(r'data-long="no".*?<pre class="output">ok</pre>', html, re.S)
+    assert '{\n  "sql": "select * from invoices"\n}' in unescape(html)  # arguments pretty-printed
+    assert "{not json" in html  # malformed arguments shown as written
+    assert 'id="total-earned">5<' in html and 'id="total-possible">8<' in html
+    assert "Missing the total." in html and "judge-m" in html
+
+
+def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):
+    listing = client.get("/training").text
+    file_id = re.search(r'data-file="(\w+)"', listing).group(1)
+    html = client.get(f"/training/{file_id}").text
+    reward = html[html.index('id="reward-chart"'):html.index('id="pass-chart"')]
+    ys = [float(v) for v in re.findall(r'class="point" data-x="\d+" data-y="([\d.]+)"', reward)]
+    assert ys == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
+    assert "lines skipped: 1" in html and "line 6" in html
