@@ -1,0 +1,52 @@
+"""The Starlette application: routes of every API module, Mattermost-shaped errors for the rest."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mcp_wrappers.chatserver import api_channels, api_files, api_posts, api_teams, api_users, ids
+from mcp_wrappers.chatserver.db import Database
+from mcp_wrappers.chatserver.errors import ApiError
+from mcp_wrappers.chatserver.web import error_response
+
+DEFAULT_DSN = "dbname=chat user=chat host=/var/run/postgresql"
+
+
+async def ping(request: Request) -> JSONResponse:
+    """Health check (same path as Mattermost's), used by start-chat to know the service answers."""
+    return JSONResponse({"status": "OK"})
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == 404:
+        err = ApiError(404, "api.context.404.app_error", "Sorry, we could not find the page.",
+                       f"There doesn't appear to be an api call for the url='{request.url.path}'.")
+    elif status == 405:
+        err = ApiError(405, "api.context.405.app_error", "Method not allowed.", f"{request.method} {request.url.path}")
+    else:
+        err = ApiError(status, "api.context.server_error", "An internal error occurred.", type(exc).__name__)
+    return error_response(err, ids.new_id())
+
+
+def build_app(dsn: str = DEFAULT_DSN) -> Starlette:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.db = await Database.connect(dsn)
+        try:
+            yield
+        finally:
+            await app.state.db.close()
+
+    routes = [Route("/api/v4/system/ping", ping, methods=["GET"])]
+    for module in (api_users, api_teams, api_channels, api_posts, api_files):
+        routes += module.ROUTES
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={HTTPException: http_error, Exception: http_error})

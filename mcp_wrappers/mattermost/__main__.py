@@ -1,0 +1,3 @@
+from mcp_wrappers.mattermost.server import main
+
+main()
