@@ -35,6 +35,10 @@ def write(out: Path, seed: int = SEED, docs: bool = True) -> list[Path]:
         path = out / name
         path.write_text(text)
         written.append(path)
+    from acmegen import chat
+
+    (out / "chat.yaml").write_text(chat.render(w))
+    written.append(out / "chat.yaml")
     if docs:
         from acmegen import documents
 
