@@ -1,0 +1,44 @@
+"""The grader: rubric files, built-in checks, the LLM judge, and scoring into a Grade.
+
+Entry points (imported lazily so `import grader` stays cheap):
+- `grade_task(task, sandbox, trajectory)`: grade a live sandbox with the task's rubric (rollouts).
+- `grader.score.grade(rubric, probe, trajectory, judge=...)`: the general form.
+- `grader.loader.load_rubric(path)`, `grader.lint.lint(paths)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+
+def default_judge(policy_model: str | None = None) -> Any:
+    """A Judge from the environment (EGYM_JUDGE_* / OPENAI_*), or None when no judge model is configured."""
+    from grader.judge import Judge, JudgeConfig
+
+    config = JudgeConfig.from_env(allow_same_model=os.environ.get("EGYM_JUDGE_SAME_MODEL") == "1" or None)
+    return Judge(config, policy_model=policy_model) if config.model else None
+
+
+async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: Any = None, rubric: Any = None) -> Any:
+    """Grade `sandbox`'s current state for `task` (a gym.tasks.Task) with its rubric; returns a Grade.
+
+    The judge defaults to the environment's (see `default_judge`); without one, judge items
+    are `error` and the grade is incomplete. `seed_query` expansions resolve through grader.seed.
+    """
+    from grader.loader import load_rubric, rubric_for_task
+    from grader.probe import SandboxProbe
+    from grader.score import grade_async
+
+    rubric = rubric or load_rubric(rubric_for_task(task))
+    if judge is None:
+        judge = default_judge(getattr(trajectory, "model", None))
+    probe = SandboxProbe(sandbox)
+    try:
+        return await grade_async(rubric, probe, trajectory, judge=judge, task=task)
+    finally:
+        await asyncio.to_thread(probe.close)
+
+
+__all__ = ["default_judge", "grade_task"]

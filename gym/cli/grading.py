@@ -1,9 +1,92 @@
-"""CLI commands for this area (filled in by its issue)."""
+"""`egym lint [PATHS]` and `egym grade ROLLOUT`: rubric authoring commands."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from gym.cli.errors import friendly
+
+console = Console(highlight=False, soft_wrap=True)
+
+
+def lint(
+    paths: list[Path] = typer.Argument(None, help="Task/world/rubric files or folders (default: tasks rubrics)."),
+) -> None:
+    """Check every task and rubric: schema, check references, argument names, ids, points, evidence."""
+    from grader.lint import lint as run_lint
+
+    roots = paths or [p for p in (Path("tasks"), Path("rubrics")) if p.exists()]
+    if not roots:
+        console.print("nothing to lint: no tasks/ or rubrics/ here; pass paths")
+        raise typer.Exit(2)
+    report = run_lint(roots)
+    for problem in report.problems:
+        console.print(str(problem), markup=False)
+    status = "[red]FAILED[/red]" if report.problems else "[green]ok[/green]"
+    console.print(
+        f"{status}: {report.tasks} task(s), {report.rubrics} rubric(s), {report.items} item(s) worth "
+        f"{report.points} point(s); {len(report.problems)} problem(s)"
+    )
+    if report.problems:
+        raise typer.Exit(1)
+
+
+def grade(
+    rollout: str = typer.Argument(..., help="Rollout id (or a unique prefix), see `egym runs` / `egym show`."),
+    store: str | None = typer.Option(None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE)."),
+    rubric: Path | None = typer.Option(None, "--rubric", help="Grade with this rubric file instead of the task's."),
+    tasks: Path = typer.Option(Path("tasks"), "--tasks", help="Folder holding <world>/<task-id>/task.yaml."),
+    save: bool = typer.Option(True, "--save/--no-save", help="Replace the stored grade with the new one."),
+    judge_same_model: bool = typer.Option(False, "--judge-same-model", help="Allow the policy's model as judge."),
+) -> None:
+    """Re-grade a stored rollout: replay its tool calls in a fresh sandbox, grade with the current rubric."""
+    import asyncio
+
+    from grader import default_judge
+    from grader.loader import load_rubric
+    from grader.regrade import replay_and_grade, replay_differences
+    from gym.errors import StoreError
+    from gym.store import Store
+    from gym.tasks import load_task
+
+    db = Store(store)
+    row = db.get_rollout(rollout)
+    trajectory = row.trajectory_model()
+    if trajectory is None:
+        raise StoreError(f"rollout {row.id} has no stored trajectory (status {row.status}): nothing to replay")
+    world, _, task_id = row.task.partition("/")
+    task = load_task(tasks / world / task_id)
+    judge = default_judge(trajectory.model)
+    if judge is not None and judge_same_model:
+        judge.config.allow_same_model = True
+    old = row.grade_model()
+    new, replayed = asyncio.run(replay_and_grade(
+        task, trajectory, rubric=load_rubric(rubric) if rubric else None, judge=judge))
+    _print_grade(new, old)
+    for line in replay_differences(trajectory, replayed):
+        console.print(f"[yellow]replay drift[/yellow]: {line}")
+    if save:
+        db.regrade(row.id, new, passed=new.normalized >= task.pass_threshold)
+        console.print(f"saved to rollout {row.id}")
+
+
+def _print_grade(new, old) -> None:
+    table = Table(title=f"{new.task}: {new.summary()}" + (f"  (was {old})" if old else ""))
+    for column in ("item", "section", "points", "status", "earned", "evidence / error"):
+        table.add_column(column)
+    before = {item.id: item.status for item in old.items} if old else {}
+    for item in new.items:
+        changed = f" (was {before[item.id]})" if item.id in before and before[item.id] != item.status else ""
+        colour = {"pass": "green", "fail": "red", "error": "yellow"}[item.status]
+        table.add_row(item.id, item.section or "", str(item.points), f"[{colour}]{item.status}[/{colour}]{changed}",
+                      f"{item.earned:g}", (item.error or item.evidence)[:120])
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command(name="lint")(friendly(lint))
+    app.command(name="grade")(friendly(grade))

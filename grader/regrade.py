@@ -1,0 +1,66 @@
+"""Re-grade a stored rollout (`egym grade ROLLOUT`), for rubric iteration without re-running the model.
+
+The rollout's container is gone, so its final state is rebuilt: a fresh sandbox
+of the task, and the harness replays the agent's recorded turns (its tool calls
+run again, the model is never asked). The rebuilt state is then graded with the
+task's *current* rubric; the evidence about what the agent said (final answer,
+transcript) comes from the stored trajectory.
+
+Limits: tools whose effect depends on time or on injected faults may not
+reproduce exactly; replay runs with faults off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from gym.trajectory import AssistantTurn, Message, Trajectory
+
+
+class ReplayPolicy:
+    """Returns a recorded trajectory's assistant turns in order; then its final answer."""
+
+    name = "replay"
+
+    def __init__(self, trajectory: Trajectory):
+        self.trajectory = trajectory
+        self.model = trajectory.model
+        self._turns = [step.turn for step in trajectory.steps]
+        self._next = 0
+
+    async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
+        if self._next < len(self._turns):
+            turn = self._turns[self._next]
+            self._next += 1
+            return turn
+        return AssistantTurn(content=self.trajectory.final_answer or "")
+
+
+async def replay_and_grade(task: Any, trajectory: Trajectory, *, rubric: Any = None, judge: Any = None) -> Any:
+    """A fresh sandbox, the recorded turns replayed in it, then graded; returns (Grade, replayed Trajectory)."""
+    from grader import grade_task
+    from gym.harness import HarnessConfig, run_episode
+    from gym.sandbox.launch import start_task_sandbox
+    from gym.tasks import world_of
+
+    world = world_of(task)
+    sandbox = await asyncio.to_thread(start_task_sandbox, task, run_id="regrade")
+    try:
+        config = HarnessConfig(max_turns=len(trajectory.steps) + 1, time_limit_s=max(task.limits.time_limit_s, 3600))
+        replayed = await run_episode(sandbox, task, world, ReplayPolicy(trajectory), config)
+        grade = await grade_task(task, sandbox, trajectory, judge=judge, rubric=rubric)
+    finally:
+        await asyncio.to_thread(sandbox.close)
+    return grade, replayed
+
+
+def replay_differences(original: Trajectory, replayed: Trajectory) -> list[str]:
+    """Tool calls whose error status differs between the original run and the replay (a sign of drift)."""
+    out = []
+    for a, b in zip(original.steps, replayed.steps, strict=False):
+        for ra, rb in zip(a.results, b.results, strict=False):
+            if ra.is_error != rb.is_error:
+                out.append(f"turn {a.index}: {ra.name} {'failed' if ra.is_error else 'succeeded'} originally, "
+                           f"{'failed' if rb.is_error else 'succeeded'} on replay")
+    return out
