@@ -12,7 +12,7 @@ def reap(*, everything: bool = False, run_id: str | None = None) -> list[str]:
     """Remove orphaned egym containers (or all of them, or all of one run); returns their ids."""
     filters = {"label": [LABEL] + ([f"egym.run={run_id}"] if run_id else [])}
     removed = []
-    for container in client().containers.list(all=True, filters=filters):
+    for container in client().containers.list(all=True, filters=filters, ignore_removed=True):
         owner = container.labels.get("egym.owner", "")
         if everything or run_id or not owner_alive(owner):
             try:
