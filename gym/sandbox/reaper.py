@@ -20,4 +20,7 @@ def reap(*, everything: bool = False, run_id: str | None = None) -> list[str]:
                 removed.append(container.id)
             except docker.errors.NotFound:
                 pass
+            except docker.errors.APIError as exc:
+                if "already in progress" not in str(exc):  # someone else is removing it: fine
+                    raise
     return removed
