@@ -1,0 +1,187 @@
+"""The learner: turns a batch of train items into optimizer steps on the policy.
+
+Gradients are accumulated over micro-batches with loss weights computed once
+for the whole mini-batch, so the gradient does not depend on how the batch
+was split. With `world_size > 1` (one learner per GPU) each rank takes every
+world_size-th item of a mini-batch and the gradients are summed with
+torch.distributed, giving the same update as one big learner.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from trainer.batching import MicroBatch, micro_batches
+from trainer.config import TrainConfig
+from trainer.loss import LossStats, clipped_pg_loss, item_weights, token_logprobs
+from trainer.samplers.base import WeightUpdate
+from trainer.samples import Sample, TrainItem
+from trainer.weights import is_peft, lora_config_dict
+
+
+class Learner:
+    def __init__(self, config: TrainConfig, model: Any, tokenizer: Any, *, rank: int = 0, world_size: int = 1):
+        self.config = config
+        self.model = model
+        self.tokenizer = tokenizer
+        self.rank, self.world_size = rank, world_size
+        self.pad_id = tokenizer.pad_token_id or 0
+        self.device = next(model.parameters()).device
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        opt = config.optim
+        self.optimizer = torch.optim.AdamW(
+            self.params, lr=opt.lr, betas=opt.betas, eps=opt.eps, weight_decay=opt.weight_decay
+        )
+        warmup = opt.warmup_steps
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda n: min(1.0, (n + 1) / warmup) if warmup else 1.0
+        )
+        self.reference = self._reference() if config.loss.kl_coef > 0 else None
+        if not config.model.gradient_checkpointing:
+            model.eval()  # no dropout, and the same numerics as the sampler
+
+    def _reference(self) -> Any:
+        if is_peft(self.model):
+            return None  # the base model with the adapter disabled
+        return copy.deepcopy(self.model).eval().requires_grad_(False)
+
+    # -- forward passes -------------------------------------------------
+
+    def _logprobs(self, batch: MicroBatch) -> torch.Tensor:
+        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+        return token_logprobs(out.logits, batch.input_ids, self.config.sampling.temperature)
+
+    @torch.no_grad()
+    def _ref_logprobs(self, batch: MicroBatch) -> torch.Tensor | None:
+        if self.config.loss.kl_coef <= 0:
+            return None
+        if self.reference is not None:
+            out = self.reference(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+            return token_logprobs(out.logits, batch.input_ids, self.config.sampling.temperature)
+        with self.model.disable_adapter():
+            return self._logprobs(batch)
+
+    @torch.no_grad()
+    def recompute_old_logprobs(self, items: Sequence[TrainItem]) -> list[TrainItem]:
+        """Items whose old logprobs are the learner's own (before this update), not the sampler's."""
+        out = []
+        size = self.config.update.micro_batch_size
+        for start in range(0, len(items), size):
+            chunk = items[start : start + size]
+            batch = next(micro_batches(chunk, [1.0] * len(chunk), size, self.pad_id)).to(self.device)
+            logp = self._logprobs(batch).cpu()
+            for row, item in enumerate(chunk):
+                s = item.sample
+                lps = [lp if m else 0.0 for lp, m in zip(logp[row, : len(s.token_ids)].tolist(), s.mask, strict=True)]
+                out.append(TrainItem(Sample(s.token_ids, s.mask, lps), item.advantage, item.trajectory))
+        return out
+
+    # -- the update -----------------------------------------------------
+
+    def update(self, items: Sequence[TrainItem]) -> dict[str, float]:
+        """Optimizer step(s) on `items` (all of them, on every rank). Returns this rank's statistics."""
+        started = time.perf_counter()
+        items = list(items)
+        if self.config.loss.old_logprobs == "recompute":
+            items = self.recompute_old_logprobs(items)
+        minis = _split(items, self.config.update.mini_batches)
+        stats, loss_total, grad_norm = LossStats(), 0.0, 0.0
+        for mini in minis:
+            loss, mini_stats, grad_norm = self._optimizer_step(mini)
+            loss_total += loss / len(minis)
+            stats.add(mini_stats)
+        own = [it for mini in minis for it in mini[self.rank :: self.world_size]]
+        return {
+            "loss": loss_total,
+            "grad_norm": grad_norm,
+            "lr": self.scheduler.get_last_lr()[0],
+            "tokens_model": stats.tokens,
+            "tokens_total": float(sum(len(it.sample.token_ids) for it in own)),
+            "time_update": time.perf_counter() - started,
+            **{f"_sum_{k}": getattr(stats, k) for k in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref")},
+        }
+
+    def _optimizer_step(self, items: list[TrainItem]) -> tuple[float, LossStats, float]:
+        weights = item_weights(items, self.config.loss.normalization)
+        mine = list(range(self.rank, len(items), self.world_size))
+        self.optimizer.zero_grad(set_to_none=False)
+        stats, loss_sum = LossStats(), 0.0
+        size = self.config.update.micro_batch_size
+        for batch in micro_batches([items[i] for i in mine], [weights[i] for i in mine], size, self.pad_id):
+            batch = batch.to(self.device)
+            loss, batch_stats = clipped_pg_loss(
+                self._logprobs(batch),
+                batch.old_logprobs,
+                batch.advantages,
+                batch.weights,
+                clip_low=self.config.loss.clip_low,
+                clip_high=self.config.loss.clip_high,
+                ref_logp=self._ref_logprobs(batch),
+                kl_coef=self.config.loss.kl_coef,
+            )
+            loss.backward()
+            loss_sum += float(loss.detach())
+            stats.add(batch_stats)
+        self._all_reduce_grads()
+        max_norm = self.config.optim.max_grad_norm
+        norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm if max_norm > 0 else float("inf"))
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss_sum, stats, float(norm)
+
+    def _all_reduce_grads(self) -> None:
+        if self.world_size == 1:
+            return
+        import torch.distributed as dist
+
+        for p in self.params:
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
+
+    # -- weights and state ---------------------------------------------
+
+    def weight_update(self, version: int) -> WeightUpdate:
+        return WeightUpdate(version=version, model=self.model, lora_config=lora_config_dict(self.model))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+
+
+def _split(items: list[TrainItem], parts: int) -> list[list[TrainItem]]:
+    """Up to `parts` consecutive chunks of near-equal trajectory count; a trajectory never straddles two."""
+    trajectories: dict[int, list[TrainItem]] = {}
+    for item in items:
+        trajectories.setdefault(item.trajectory, []).append(item)
+    groups = list(trajectories.values())
+    parts = max(1, min(parts, len(groups)))
+    size, extra = divmod(len(groups), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + size + (1 if i < extra else 0)
+        out.append([item for group in groups[start:end] for item in group])
+        start = end
+    return out
+
+
+def combine_stats(per_rank: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Merge learner statistics from all ranks into the step's metrics."""
+    first = per_rank[0]
+    total = LossStats(**{k: sum(r[f"_sum_{k}"] for r in per_rank) for k in ("tokens", "clipped", "ratio",
+                                                                             "kl_sampler", "kl_ref")})
+    return {
+        "loss": sum(r["loss"] for r in per_rank),
+        "grad_norm": first["grad_norm"],
+        "lr": first["lr"],
+        "tokens_model": total.tokens,
+        "tokens_total": sum(r["tokens_total"] for r in per_rank),
+        "time_update": max(r["time_update"] for r in per_rank),
+        **total.means(),
+    }

@@ -1,0 +1,162 @@
+"""The GRPO loop: pick tasks, roll out groups, compute advantages, update, sync, log, checkpoint.
+
+The loop only talks to two narrow roles, so the same code drives one process
+or a Ray cluster:
+- rollouts: `collect(tasks, group_size, seeds) -> groups` and `sync(update)`;
+- learner:  `update(items) -> stats`, `weight_update(version)`, `save(...)`, `load(path)`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from trainer.advantages import BatchStats, build_items
+from trainer.checkpoint import find_resume
+from trainer.config import TrainConfig
+from trainer.curriculum import Curriculum
+from trainer.metrics import MetricsLog
+from trainer.samplers.base import WeightUpdate
+from trainer.samples import Group, TrainItem
+from trainer.seeding import derive_seed
+
+
+class Rollouts(Protocol):
+    def collect(self, tasks: list[Any], group_size: int, seeds: list[int]) -> list[Group]: ...
+
+    def sync(self, update: WeightUpdate) -> None: ...
+
+
+class LearnerRole(Protocol):
+    def update(self, items: list[TrainItem]) -> dict[str, float]: ...
+
+    def weight_update(self, version: int) -> WeightUpdate: ...
+
+    def save(self, step: int, state: dict[str, Any]) -> Path: ...
+
+    def load(self, path: Path) -> dict[str, Any]: ...
+
+
+class GRPOTrainer:
+    def __init__(
+        self,
+        config: TrainConfig,
+        *,
+        rollouts: Rollouts,
+        learner: LearnerRole,
+        train_tasks: list[Any],
+        eval_tasks: list[Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.rollouts = rollouts
+        self.learner = learner
+        self.curriculum = Curriculum(train_tasks, config.tasks.curriculum.band_weights, config.seed)
+        self.eval_tasks = eval_tasks or []
+        out = Path(config.output_dir)
+        self.metrics = MetricsLog(out / config.logging.metrics_file, config.logging.wandb, config.model_dump())
+        self.step_done = 0
+
+    # -- run ------------------------------------------------------------
+
+    def run(self) -> list[dict[str, Any]]:
+        """Train to `config.steps` (resuming if a checkpoint is found); returns every step's metrics."""
+        self._write_config()
+        self.resume()
+        interval = self.config.checkpoint.interval
+        try:
+            while self.step_done < self.config.steps:
+                step = self.step_done + 1
+                record = self.step(step)
+                if self.config.eval.interval and step % self.config.eval.interval == 0:
+                    record.update(self.evaluate(step))
+                self.metrics.log(record)
+                self.step_done = step
+                if (interval and step % interval == 0) or step == self.config.steps:
+                    self.save()
+        finally:
+            self.metrics.close()
+        return self.metrics.records()
+
+    def resume(self) -> None:
+        path = find_resume(self.config.checkpoint_dir, self.config.checkpoint.resume)
+        if path is None:
+            self.metrics.truncate_after(0)  # a fresh run: no stale records from an earlier one
+            return
+        state = self.learner.load(path)
+        self.curriculum.load_state_dict(state["curriculum"])
+        self.step_done = state["step"]
+        self.metrics.truncate_after(self.step_done)
+        # The samplers must generate with the restored weights.
+        self.rollouts.sync(self.learner.weight_update(self.step_done))
+
+    def save(self) -> Path:
+        return self.learner.save(self.step_done, {"curriculum": self.curriculum.state_dict()})
+
+    # -- one step -------------------------------------------------------
+
+    def step(self, step: int) -> dict[str, Any]:
+        started = time.perf_counter()
+        tasks = self.curriculum.sample(self.config.rollout.tasks_per_step)
+        seeds = [derive_seed(self.config.seed, "train", step, i) for i in range(len(tasks))]
+        groups = self.rollouts.collect(tasks, self.config.rollout.group_size, seeds)
+        t_rollout = time.perf_counter() - started
+        loss = self.config.loss
+        items, stats = build_items(
+            groups, eps=loss.adv_eps, scale=loss.scale_advantages, include_incomplete=self.config.rollout.include_incomplete
+        )
+        update: dict[str, Any] = {}
+        t_sync = 0.0
+        if items:
+            update = self.learner.update(items)
+            sync_started = time.perf_counter()
+            self.rollouts.sync(self.learner.weight_update(step))
+            t_sync = time.perf_counter() - sync_started
+        elapsed = time.perf_counter() - started
+        return _record(step, stats, update, t_rollout=t_rollout, t_sync=t_sync, elapsed=elapsed)
+
+    def evaluate(self, step: int) -> dict[str, Any]:
+        """Mean reward and pass rate on the eval split, without updating."""
+        tasks = self.eval_tasks[: self.config.eval.max_tasks] if self.config.eval.max_tasks else self.eval_tasks
+        seeds = [derive_seed(self.config.seed, "eval", step, i) for i in range(len(tasks))]
+        groups = self.rollouts.collect(tasks, self.config.eval.group_size, seeds)
+        _, stats = build_items(groups, include_incomplete=self.config.rollout.include_incomplete)
+        return {"eval_reward_mean": stats.reward_mean, "eval_pass_rate": stats.pass_rate, "eval_rollouts": stats.rollouts}
+
+    def _write_config(self) -> None:
+        out = Path(self.config.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.yaml").write_text(yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False))
+
+
+def _record(step: int, stats: BatchStats, update: dict[str, Any], *, t_rollout: float, t_sync: float,
+            elapsed: float) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "step": step,
+        "reward_mean": stats.reward_mean,
+        "reward_std": stats.reward_std,
+        "pass_rate": stats.pass_rate,
+        "groups": stats.groups,
+        "groups_kept": stats.groups_kept,
+        "groups_zero_variance": stats.groups_zero_variance,
+        "groups_too_small": stats.groups_too_small,
+        "rollouts": stats.rollouts,
+        "rollouts_incomplete": stats.rollouts_incomplete,
+        "adv_mean": stats.adv_mean,
+        "adv_std": stats.adv_std,
+        "adv_abs_max": stats.adv_abs_max,
+    }
+    for key in ("loss", "grad_norm", "lr", "clip_frac", "ratio_mean", "kl_sampler", "kl_ref", "tokens_model",
+                "tokens_total"):
+        record[key] = update.get(key)
+    time_update = update.get("time_update", 0.0)
+    record |= {
+        "time_rollout": t_rollout,
+        "time_update": time_update,
+        "time_sync": t_sync,
+        "time_step": elapsed,
+        "update_tokens_per_s": (update.get("tokens_total") or 0.0) / time_update if time_update else None,
+    }
+    return record

@@ -1,0 +1,76 @@
+"""Load the policy being trained: from a path or a builder, optionally wrapped in a LoRA adapter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from gym.errors import ConfigError
+from trainer.config import LoraConfig, ModelConfig
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": "auto"}
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+
+
+def load_policy(config: ModelConfig, seed: int, device: torch.device | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) ready to train: dropout off, LoRA applied if configured, on `device`."""
+    model, tokenizer = _load_base(config, seed)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    _disable_dropout(model)
+    if config.lora.enabled:
+        model = _with_lora(model, config.lora, seed)
+    if config.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if config.lora.enabled:
+            model.enable_input_require_grads()
+    return model.to(device or default_device()), tokenizer
+
+
+def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
+    if config.builder:
+        from trainer.registry import MODEL_BUILDERS, resolve
+
+        model, tokenizer = resolve(config.builder, MODEL_BUILDERS, "model builder")(seed)
+        return model.to(DTYPES[config.dtype]) if config.dtype != "auto" else model, tokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.path, trust_remote_code=config.trust_remote_code)
+        model = AutoModelForCausalLM.from_pretrained(
+            config.path, dtype=DTYPES[config.dtype], trust_remote_code=config.trust_remote_code
+        )
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"model.path '{config.path}': cannot load ({first}); check the id or folder") from None
+    return model, tokenizer
+
+
+def _disable_dropout(model: Any) -> None:
+    """Dropout would make the learner's logprobs differ from the sampler's for the same weights."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    for key in ("attention_dropout", "hidden_dropout", "dropout", "attn_pdrop", "resid_pdrop", "embd_pdrop"):
+        if isinstance(getattr(model.config, key, None), float):
+            setattr(model.config, key, 0.0)
+
+
+def _with_lora(model: Any, lora: LoraConfig, seed: int) -> Any:
+    from peft import LoraConfig as PeftLoraConfig
+    from peft import get_peft_model
+
+    peft_config = PeftLoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return get_peft_model(model, peft_config)

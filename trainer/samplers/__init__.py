@@ -1,0 +1,1 @@
+"""Samplers: the engines that generate rollouts (transformers on CPU, vLLM on GPU)."""
