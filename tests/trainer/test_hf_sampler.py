@@ -1,0 +1,58 @@
+"""The transformers sampler: reproducible per seed, and its logprobs are the ones the learner computes."""
+
+import pytest
+import torch
+
+from trainer.config import SamplingConfig
+from trainer.loss import token_logprobs
+from trainer.samplers.base import WeightUpdate
+from trainer.samplers.hf import HFSampler, _filter
+from trainer.toy import build_toy_model
+from trainer.weights import export_weights
+
+
+@pytest.fixture(scope="module")
+def toy():
+    torch.set_num_threads(1)
+    return build_toy_model(seed=3)
+
+
+def test_same_seed_same_tokens_and_logprobs_match_a_forward_pass(toy):
+    model, tok = toy
+    sampler = HFSampler(model, tok)
+    params = SamplingConfig(temperature=0.7, max_new_tokens=6)
+    prompt = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
+    a = sampler.generate(prompt, 4, params, seed=11)
+    b = sampler.generate(prompt, 4, params, seed=11)
+    assert [c.token_ids for c in a] == [c.token_ids for c in b]
+    assert len({tuple(c.token_ids) for c in sampler.generate(prompt, 8, params, seed=12)}) > 1
+    for completion in a:
+        ids = torch.tensor([prompt + completion.token_ids])
+        with torch.no_grad():
+            lp = token_logprobs(model(input_ids=ids).logits, ids, temperature=0.7)[0, len(prompt) :]
+        assert lp.tolist() == pytest.approx(completion.logprobs, abs=1e-4)
+        ends = [i for i, t in enumerate(completion.token_ids) if t == tok.eos_token_id]
+        assert ends in ([], [len(completion.token_ids) - 1])  # stops at the first end token
+        assert completion.finish_reason == ("stop" if ends else "length")
+
+
+def test_top_k_and_top_p_filtering():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    assert torch.isinf(_filter(logits, 2, 1.0)).tolist() == [[False, False, True, True]]
+    # nucleus 0.7: 0.5 alone is below 0.7, 0.5 + 0.3 covers it, the rest is cut
+    assert torch.isinf(_filter(logits, 0, 0.7)).tolist() == [[False, False, True, True]]
+
+
+def test_sync_from_tensors_changes_generations(toy):
+    model, tok = toy
+    other, _ = build_toy_model(seed=4)
+    sampler = HFSampler(other, tok, shared=False)
+    prompt = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
+    params = SamplingConfig(max_new_tokens=5)
+    before = sampler.generate(prompt, 4, params, seed=1)
+    sampler.sync(WeightUpdate(version=1, tensors=export_weights(model)))
+    after = sampler.generate(prompt, 4, params, seed=1)
+    reference = HFSampler(model, tok).generate(prompt, 4, params, seed=1)
+    assert [c.token_ids for c in after] == [c.token_ids for c in reference]
+    assert [c.logprobs for c in after] != [c.logprobs for c in before]
+    assert sampler.version == 1
