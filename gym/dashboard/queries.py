@@ -205,7 +205,9 @@ def score_histogram(s: Session, *, run_id: str | None = None, task: str | None =
     """Counts of done rollouts' rewards in `bins` equal bins over [0, 1] (1.0 falls in the last bin)."""
     edges = [i / bins for i in range(bins + 1)]
     bucket = case(*[(RolloutRow.reward < edges[i + 1], i) for i in range(bins - 1)], else_=bins - 1)
-    query = select(bucket, func.count()).where(_DONE, RolloutRow.reward.is_not(None)).group_by(bucket)
+    # `done` is counted inside the aggregate, not filtered in WHERE: with it in WHERE SQLite picks the
+    # (unselective) status index over the run/task index and reads every rollout in the store.
+    query = select(bucket, _flag(_DONE)).where(RolloutRow.reward.is_not(None)).group_by(bucket)
     if run_id is not None:
         query = query.where(RolloutRow.run_id == run_id)
     if task is not None:
@@ -228,9 +230,12 @@ def rollout_page(s: Session, page: int, per_page: int, *, run_id: str | None = N
     """Rollout rows without their trajectories, ordered by task and sample (run: newest first)."""
     where = [c == v for c, v in ((RolloutRow.run_id, run_id), (RolloutRow.task, task)) if v is not None]
     total = s.scalar(select(func.count()).select_from(RolloutRow).where(*where)) or 0
-    query = (select(*_LIST_COLUMNS).join(RunRow).where(*where)
-             .order_by(RunRow.created_at.desc(), RolloutRow.task, RolloutRow.sample)
-             .limit(per_page).offset(_offset(page, per_page)))  # fmt: skip
+    order = (RunRow.created_at.desc(), RolloutRow.task, RolloutRow.sample)
+    # Sort and cut on the narrow key columns first, then read the page's rows: the score columns sit
+    # after the trajectory JSON in each row, so reading them for every candidate would be slow.
+    ids = (select(RolloutRow.id).join(RunRow).where(*where).order_by(*order)
+           .limit(per_page).offset(_offset(page, per_page)).scalar_subquery())  # fmt: skip
+    query = select(*_LIST_COLUMNS).join(RunRow).where(RolloutRow.id.in_(ids)).order_by(*order)
     return Page(list(s.execute(query)), page, per_page, total)
 
 
@@ -251,14 +256,16 @@ def task_history(s: Session, task: str) -> list[HistoryPoint]:
 
 def item_rates(s: Session, task: str, run_id: str | None = None) -> list[ItemRate]:
     """Each rubric item's pass rate over the task's done rollouts, most-failed first."""
-    passed = _flag(ItemResultRow.status == "pass")
+    # `done` is tested inside the aggregates for the index reason given in score_histogram.
     query = (
         select(ItemResultRow.item_id, func.max(ItemResultRow.description), func.max(ItemResultRow.section),
-               func.max(ItemResultRow.kind), func.max(ItemResultRow.points), func.count(), passed,
-               _flag(ItemResultRow.status == "error"), func.min(ItemResultRow.position))
+               func.max(ItemResultRow.kind), func.max(ItemResultRow.points), _flag(_DONE),
+               _flag(_DONE & (ItemResultRow.status == "pass")), _flag(_DONE & (ItemResultRow.status == "error")),
+               func.min(ItemResultRow.position))
         .join(RolloutRow, RolloutRow.id == ItemResultRow.rollout_id)
-        .where(RolloutRow.task == task, _DONE)
+        .where(RolloutRow.task == task)
         .group_by(ItemResultRow.item_id)
+        .having(_flag(_DONE) > 0)
     )  # fmt: skip
     if run_id is not None:
         query = query.where(RolloutRow.run_id == run_id)
