@@ -1,9 +1,232 @@
-"""CLI commands for this area (filled in by its issue)."""
+"""Rollouts at scale: `egym rollout`, `batch`, `runs`, `show`, `validate`, `calibrate`, `export`.
+
+Commands stay thin: they parse options, call gym.batch / gym.validate /
+gym.calibrate / gym.export, and print with rich.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
 import typer
+import yaml
+from rich.console import Console
+
+from gym.cli.errors import friendly
+from gym.errors import ConfigError
+
+T = TypeVar("T")
+console = Console()
+
+STORE = typer.Option(
+    None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE or .egym/runs.db)."
+)
+POLICY = typer.Option(..., "--policy", "-p", help="Policy: oracle, null, openai, hf, ... or module:function.")
+MODEL = typer.Option(None, "--model", "-m", help="Model name for model-backed policies.")
+OPTIONS = typer.Option(
+    [], "--option", "-o", help="Policy option key=value (value parsed as YAML); repeatable."
+)
+ROLLOUT_FN = typer.Option(
+    None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
+)
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--option '{pair}': expected key=value, e.g. -o temperature=0.7")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, with SIGTERM cancelling like Ctrl-C does so the batch can clean up."""
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        return await coro
+
+    try:
+        return asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        console.print("[yellow]interrupted[/]: run the same command again to finish what is missing")
+        raise typer.Exit(130) from None
+
+
+def _store(url: str | None):
+    from gym.store import Store
+
+    return Store(url)
+
+
+def _tasks(paths: list[Path]):
+    from gym.tasks import discover_tasks
+
+    return discover_tasks(*paths)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    for command in (rollout, batch, runs, show, validate, calibrate, export):
+        app.command(name=command.__name__)(friendly(command))
+
+
+def rollout(
+    task: Path = typer.Argument(..., help="Task folder (tasks/<world>/<task-id>)."),
+    policy: str = POLICY,
+    model: str | None = MODEL,
+    option: list[str] = OPTIONS,
+    sample: int = typer.Option(0, "--sample", help="Sample index (the policy's seed)."),
+    run: str | None = typer.Option(
+        None, "--run", help="Run name to store the rollout under (default: a new run)."
+    ),
+    store: str | None = STORE,
+    rollout_fn: str | None = ROLLOUT_FN,
+) -> None:
+    """Run one episode with a live view of its turns, then print the rubric breakdown."""
+    from gym.batch.single import run_single
+
+    row = run_async(run_single(_store(store), _tasks([task])[0], policy=policy, model=model,
+                               options=parse_options(option), sample=sample, run_id=run,
+                               rollout_fn=rollout_fn, console=console))  # fmt: skip
+    raise typer.Exit(0 if row.status == "done" else 1)
+
+
+def batch(
+    tasks: list[Path] = typer.Argument(..., help="Task folders or trees of them."),
+    policy: str = POLICY,
+    model: str | None = MODEL,
+    option: list[str] = OPTIONS,
+    samples: int = typer.Option(1, "--samples", "-k", min=1, help="Rollouts per task."),
+    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, help="Rollouts at once."),
+    run: str | None = typer.Option(
+        None, "--run", help="Run name (default: derived from the arguments, so reruns resume)."
+    ),
+    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray."),
+    address: str | None = typer.Option(
+        None, "--address", help="Ray cluster address (default: start Ray locally)."
+    ),
+    retry_failed: bool = typer.Option(
+        True, "--retry-failed/--no-retry-failed", help="On resume, rerun failed rollouts."
+    ),
+    store: str | None = STORE,
+    rollout_fn: str | None = ROLLOUT_FN,
+) -> None:
+    """Run every task K times at bounded concurrency; rerun the same command to resume after a crash."""
+    from gym.batch import BatchRequest, run_batch
+    from gym.batch.executors import make_executor
+    from gym.batch.progress import RichProgress
+    from gym.batch.report import score_table
+
+    req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
+                       run_id=run, policy_options=parse_options(option), retry_failed=retry_failed)  # fmt: skip
+    s = _store(store)
+    ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
+    try:
+        result = run_async(run_batch(s, req, ex, RichProgress()))
+    finally:
+        ex.close()
+    console.print(score_table(result.rows, title=f"run {result.run_id} ({policy})"))
+    notes = [f"{result.ran} ran", f"{result.skipped} already done", f"{result.failed} failed"]
+    notes += [f"{result.reaped} orphan container(s) reaped"] if result.reaped else []
+    console.print(", ".join(notes) + f"  [dim](egym runs {result.run_id})[/]")
+    raise typer.Exit(1 if result.failed else 0)
+
+
+def runs(
+    run: str | None = typer.Argument(None, help="Show this run's rollouts instead of the list of runs."),
+    limit: int = typer.Option(30, "--limit", "-n"),
+    store: str | None = STORE,
+) -> None:
+    """List runs (newest first), or one run's per-task scores and rollouts."""
+    from gym.batch.listing import run_detail, runs_table
+
+    s = _store(store)
+    console.print(run_detail(s, run) if run else runs_table(s, limit=limit))
+
+
+def show(
+    rollout_id: str = typer.Argument(..., metavar="ROLLOUT", help="Rollout id (a unique prefix is enough)."),
+    turns: bool = typer.Option(True, "--turns/--no-turns", help="Print the transcript turn by turn."),
+    failed_only: bool = typer.Option(False, "--failed", help="Only rubric items that did not pass."),
+    store: str | None = STORE,
+) -> None:
+    """Print one stored rollout: transcript, final answer, rubric breakdown."""
+    from gym.batch.view import render_rollout
+
+    console.print(render_rollout(_store(store).get_rollout(rollout_id), turns=turns, failed_only=failed_only))
+
+
+def validate(
+    tasks: list[Path] = typer.Argument(..., help="Task folders or trees of them."),
+    null_threshold: float = typer.Option(
+        0.1, "--null-threshold", help="Most the null policy may score (fraction)."
+    ),
+    cheats: bool = typer.Option(True, "--cheats/--no-cheats", help="Run the scripted reward-hack policies."),
+    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
+    store: str | None = STORE,
+) -> None:
+    """Check each task's rubric: oracle full score, null low, no holes, cheats no better than null."""
+    from gym.validate import ValidateOptions, report_table, validate_tasks
+
+    opts = ValidateOptions(null_threshold=null_threshold, cheats=cheats, concurrency=concurrency)
+    reports = run_async(validate_tasks(_tasks(tasks), opts, store=_store(store), console=console))
+    console.print(report_table(reports))
+    bad = [r for r in reports if not r.ok]
+    for report in bad:
+        for problem in report.problems:
+            console.print(f"[red]✗[/] {report.task}: {problem}", highlight=False)
+    console.print(f"{len(reports) - len(bad)}/{len(reports)} task(s) valid")
+    raise typer.Exit(1 if bad else 0)
+
+
+def calibrate(
+    tasks: list[Path] = typer.Argument(..., help="Task folders or trees of them."),
+    policy: str = POLICY,
+    model: str | None = MODEL,
+    option: list[str] = OPTIONS,
+    samples: int = typer.Option(8, "--samples", "-k", min=1, help="Rollouts per task."),
+    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
+    run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
+    include_incomplete: bool = typer.Option(False, "--include-incomplete", help="Count incomplete grades."),
+    write: bool = typer.Option(True, "--write/--dry-run", help="Write the band into each task.yaml."),
+    store: str | None = STORE,
+    rollout_fn: str | None = ROLLOUT_FN,
+) -> None:
+    """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band."""
+    from gym.batch import BatchRequest
+    from gym.batch.executors import make_executor
+    from gym.calibrate import calibrate_run, calibration_table
+
+    req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
+                       run_id=run, kind="calibrate", policy_options=parse_options(option))  # fmt: skip
+    results = run_async(calibrate_run(_store(store), req, make_executor("local", rollout_fn=rollout_fn),
+                                      include_incomplete=include_incomplete, write=write))  # fmt: skip
+    console.print(calibration_table(results, written=write))
+
+
+def export(
+    run: str = typer.Argument(..., help="Run name (see `egym runs`)."),
+    format: str = typer.Option("parquet", "--format", "-f", help="parquet or jsonl."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output file (default .egym/exports/RUN.FORMAT)."
+    ),
+    include_incomplete: bool = typer.Option(
+        False, "--include-incomplete", help="Keep rollouts with incomplete grades."
+    ),
+    store: str | None = STORE,
+) -> None:
+    """Write a run's rollouts as prompt/completion/reward rows for TRL, verl or SkyRL."""
+    from gym.export import export_run
+
+    path, count = export_run(
+        _store(store), run, format=format, out=out, include_incomplete=include_incomplete
+    )
+    console.print(f"wrote {count} row(s) to {path}")

@@ -22,7 +22,12 @@ TASK = "demo/hello"
 
 def make_grade(earned: float, items: int = 3) -> Grade:
     results = [
-        ItemResult(id=f"item-{i}", points=1, status="pass" if i < earned else "fail", earned=1.0 if i < earned else 0.0)
+        ItemResult(
+            id=f"item-{i}",
+            points=1,
+            status="pass" if i < earned else "fail",
+            earned=1.0 if i < earned else 0.0,
+        )
         for i in range(items)
     ]
     return Grade(task=TASK, earned=earned, possible=items, normalized=earned / items, items=results)
@@ -51,7 +56,9 @@ def test_plan_and_record_are_idempotent(store):
     assert [r.id for r in first] == [r.id for r in again]
     assert store.claim(first[0].id, "me")
     for _ in range(2):
-        store.record(first[0].id, trajectory=make_trajectory(), grade=make_grade(2), passed=False, seconds=1.5)
+        store.record(
+            first[0].id, trajectory=make_trajectory(), grade=make_grade(2), passed=False, seconds=1.5
+        )
     rows = store.list_rollouts("r1")
     assert len(rows) == 2
     row = store.get_rollout(first[0].id[:8])
@@ -77,7 +84,9 @@ def test_live_owner_keeps_its_claim_dead_owner_is_requeued(store):
     assert store.claim(rows[0].id, owner_label())  # this (live) process
     assert not store.claim(rows[0].id, "another")
     assert store.requeue_stale("r1") == 0
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     assert store.claim(rows[1].id, owner_label(os.getpid()).rsplit(":", 2)[0] + f":{dead.stdout.strip()}:1")
     assert store.requeue_stale("r1") == 1
     assert store.get_rollout(rows[1].id).status == "pending"

@@ -1,0 +1,139 @@
+"""The batch runner: plan (task, sample) rollouts in the store, run the missing ones, record each result.
+
+Resumable by construction: the plan is inserted idempotently, a rollout is
+claimed (compare-and-set) before it runs and recorded in one transaction when
+it ends, so running the same command again after any crash (even SIGKILL)
+re-runs only what never finished. Containers left behind by a dead runner are
+reaped before anything starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from gym.batch.executors import Executor
+from gym.batch.progress import BatchProgress, NullProgress
+from gym.rollout import RolloutOutcome, RolloutSpec, describe_error
+from gym.sandbox.owner import owner_label
+from gym.store import RolloutRow, Store
+from gym.tasks import Task
+
+
+@dataclass
+class BatchRequest:
+    """What to run: every task times `samples`, with one policy, at most `concurrency` at once."""
+
+    tasks: list[Task]
+    policy: str
+    model: str | None = None
+    samples: int = 1
+    concurrency: int = 4
+    run_id: str | None = None
+    kind: str = "batch"
+    policy_options: dict[str, Any] = field(default_factory=dict)
+    retry_failed: bool = True  # on resume, run failed rollouts again (infra failures are usually transient)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "concurrency": self.concurrency,
+            "policy_options": self.policy_options,
+        }
+
+
+@dataclass
+class BatchResult:
+    run_id: str
+    planned: int
+    skipped: int  # already done before this invocation
+    ran: int
+    failed: int
+    reaped: int
+    requeued: int
+    rows: list[RolloutRow] = field(default_factory=list)
+
+
+def default_run_id(req: BatchRequest) -> str:
+    """A name derived from what is run, so the same command resumes the same run."""
+    key = json.dumps(
+        [sorted(t.key for t in req.tasks), req.policy, req.model, req.samples, req.policy_options, req.kind],
+        sort_keys=True,
+    )
+    return f"{req.kind}-{req.policy.replace(':', '.')}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def _spec(run_id: str, row: RolloutRow, task: Task, req: BatchRequest) -> RolloutSpec:
+    return RolloutSpec(
+        run_id=run_id,
+        rollout_id=row.id,
+        task=task.key,
+        task_path=str(task.path.absolute()),
+        sample=row.sample,
+        policy=req.policy,
+        model=req.model,
+        policy_options=req.policy_options,
+    )
+
+
+async def run_batch(
+    store: Store, req: BatchRequest, executor: Executor, progress: BatchProgress | None = None
+) -> BatchResult:
+    """Run (or resume) a batch; returns what happened and the run's rollout rows."""
+    progress = progress or NullProgress()
+    owner = owner_label()
+    run_id = req.run_id or default_run_id(req)
+    tasks = {t.key: t for t in req.tasks}
+    store.create_run(run_id, policy=req.policy, model=req.model, tasks=list(tasks), samples=req.samples,
+                     config=req.config(), kind=req.kind)  # fmt: skip
+    store.acquire_run(run_id, owner)
+    reaped = len(await asyncio.to_thread(executor.reap))
+    requeued = store.requeue_stale(run_id)
+    rows = store.add_rollouts(run_id, [(key, s) for key in tasks for s in range(req.samples)])
+    todo = [r for r in rows if r.status != "done" and (req.retry_failed or r.status != "failed")]
+    progress.start(
+        run_id, total=len(rows), done=len(rows) - len(todo), mean=store.run_stats(run_id)["mean_reward"]
+    )
+    limit = asyncio.Semaphore(max(1, req.concurrency))
+    failed = 0
+
+    async def one(row: RolloutRow) -> None:
+        nonlocal failed
+        async with limit:
+            if not store.claim(row.id, owner):
+                return
+            progress.started(row)
+            spec = _spec(run_id, row, tasks[row.task], req)
+            try:
+                outcome = await executor.run(spec)
+            except Exception as exc:  # noqa: BLE001 - an executor failure is this rollout's failure
+                outcome = RolloutOutcome(
+                    rollout_id=row.id, task=row.task, sample=row.sample, error=describe_error(exc)
+                )
+            store.record(row.id, trajectory=outcome.trajectory, grade=outcome.grade, passed=outcome.passed,
+                         seconds=outcome.seconds, error=outcome.error)  # fmt: skip
+            failed += not outcome.ok
+            progress.finished(row, outcome)
+
+    status = "interrupted"
+    try:
+        await asyncio.gather(*(one(r) for r in todo))
+        status = "failed" if failed else "done"
+    finally:
+        progress.close()
+        store.finish_run(run_id, status)
+        if status == "interrupted":
+            await asyncio.to_thread(executor.cleanup, run_id)
+    return BatchResult(
+        run_id=run_id,
+        planned=len(rows),
+        skipped=len(rows) - len(todo),
+        ran=len(todo),
+        failed=failed,
+        reaped=reaped,
+        requeued=requeued,
+        rows=store.list_rollouts(run_id),
+    )

@@ -1,0 +1,72 @@
+"""`egym rollout`: one episode with its turns printed as they happen, stored like any batch rollout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from gym.batch.view import header, render_step, rubric_table, section_table
+from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, resolve_rollout_fn, run_rollout
+from gym.sandbox.owner import owner_label
+from gym.store import RolloutRow, Store
+from gym.tasks import Task
+from gym.trajectory import Step
+
+
+async def run_single(
+    store: Store,
+    task: Task,
+    *,
+    policy: str,
+    model: str | None = None,
+    options: dict[str, Any] | None = None,
+    sample: int = 0,
+    run_id: str | None = None,
+    rollout_fn: str | None = None,
+    console: Console | None = None,
+) -> RolloutRow:
+    """Run and store one rollout of `task`; returns the stored row."""
+    console = console or Console()
+    owner = owner_label()
+    run = store.create_run(run_id, policy=policy, model=model, tasks=[task.key], kind="rollout",
+                           config={"policy_options": options or {}})  # fmt: skip
+    store.acquire_run(run.id, owner)
+    (row,) = store.add_rollouts(run.id, [(task.key, sample)])
+    if not store.claim(row.id, owner):
+        console.print(f"rollout {row.id} of run {run.id} is already done: showing it")
+        store.finish_run(run.id, "done")
+        return store.get_rollout(row.id)
+    spec = RolloutSpec(run_id=run.id, rollout_id=row.id, task=task.key, task_path=str(task.path.absolute()),
+                       sample=sample, policy=policy, model=model, policy_options=options or {})  # fmt: skip
+    console.print(f"[bold]{task.key}[/] with policy [bold]{policy}[/]  rollout {row.id}  run {run.id}")
+
+    def on_step(step: Step) -> None:
+        console.print(render_step(step))
+
+    status = "interrupted"
+    try:
+        with console.status("running the episode…"):
+            outcome = await _run(spec, rollout_fn, on_step)
+        store.record(row.id, trajectory=outcome.trajectory, grade=outcome.grade, passed=outcome.passed,
+                     seconds=outcome.seconds, error=outcome.error)  # fmt: skip
+        status = "done" if outcome.ok else "failed"
+    finally:
+        store.finish_run(run.id, status)
+    console.print(header(outcome.trajectory, outcome.grade, error=outcome.error))
+    if outcome.grade is not None:
+        if len(outcome.grade.sections()) > 1:
+            console.print(section_table(outcome.grade))
+        console.print(rubric_table(outcome.grade))
+    return store.get_rollout(row.id)
+
+
+async def _run(spec: RolloutSpec, rollout_fn: str | None, on_step) -> RolloutOutcome:
+    try:
+        if rollout_fn is None:
+            return await run_rollout(spec, on_step=on_step)
+        return await resolve_rollout_fn(rollout_fn)(spec)
+    except Exception as exc:  # noqa: BLE001 - stored as the rollout's error
+        return RolloutOutcome(
+            rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample, error=describe_error(exc)
+        )

@@ -1,0 +1,154 @@
+"""Difficulty calibration: pass rate with a Wilson interval, and the band the curriculum samples by.
+
+Bands are decided by the pass-rate point estimate p (pass = normalized score
+>= the task's `pass_threshold`), with these cut-offs:
+
+| band       | pass rate p      | why                                                        |
+| ---------- | ---------------- | ---------------------------------------------------------- |
+| `too-hard` | p < 5%           | almost never solved: GRPO groups are all-fail, no signal   |
+| `hard`     | 5% <= p < 20%    | solved now and then: useful late in a curriculum           |
+| `target`   | 20% <= p <= 50%  | the most learning signal per rollout                       |
+| `too-easy` | p > 50%          | mostly solved already                                      |
+
+The Wilson 95% interval says how much to trust p; `confident` is true when
+the whole interval lies inside the band. Incomplete grades (an item could not
+be checked) are left out unless `include_incomplete` is set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gym.tasks import Band
+
+Z95 = 1.959963984540054
+# Each band's [low, high] pass-rate range; `too-easy` excludes 0.5 itself (see band_for).
+BAND_RANGES: dict[Band, tuple[float, float]] = {
+    "too-hard": (0.0, 0.05),
+    "hard": (0.05, 0.2),
+    "target": (0.2, 0.5),
+    "too-easy": (0.5, 1.0),
+}
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when n == 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def band_for(pass_rate: float) -> Band:
+    """The band of a pass rate, by the cut-offs in the module docstring."""
+    if pass_rate > 0.5:
+        return "too-easy"
+    if pass_rate >= 0.2:
+        return "target"
+    if pass_rate >= 0.05:
+        return "hard"
+    return "too-hard"
+
+
+@dataclass(frozen=True)
+class Score:
+    """One graded rollout, as calibration sees it."""
+
+    normalized: float
+    incomplete: bool = False
+
+
+@dataclass(frozen=True)
+class Calibration:
+    task: str
+    samples: int  # rollouts counted
+    excluded: int  # incomplete grades left out
+    mean: float | None  # mean normalized score
+    passes: int
+    pass_rate: float | None
+    low: float
+    high: float
+    band: Band | None
+
+    @property
+    def confident(self) -> bool:
+        """The whole 95% interval lies inside the assigned band."""
+        if self.band is None:
+            return False
+        lo, hi = BAND_RANGES[self.band]
+        return lo <= self.low and self.high <= hi
+
+
+def calibrate_scores(
+    task: str, scores: Iterable[Score], threshold: float, *, include_incomplete: bool = False
+) -> Calibration:
+    """Mean score, pass rate, Wilson interval and band of one task's graded rollouts."""
+    scores = list(scores)
+    kept = [s for s in scores if include_incomplete or not s.incomplete]
+    n = len(kept)
+    passes = sum(s.normalized >= threshold for s in kept)
+    low, high = wilson_interval(passes, n)
+    rate = passes / n if n else None
+    return Calibration(
+        task=task,
+        samples=n,
+        excluded=len(scores) - n,
+        mean=sum(s.normalized for s in kept) / n if n else None,
+        passes=passes,
+        pass_rate=rate,
+        low=low,
+        high=high,
+        band=band_for(rate) if rate is not None else None,
+    )
+
+
+async def calibrate_run(
+    store,
+    req,
+    executor,
+    *,
+    include_incomplete: bool = False,
+    write: bool = True,
+    progress=None,
+) -> list[Calibration]:
+    """Run (or resume) the calibration batch `req`, then compute and optionally save each task's band."""
+    from gym.batch import run_batch
+    from gym.tasks import save_band
+
+    result = await run_batch(store, req, executor, progress)
+    out = []
+    for task in req.tasks:
+        done = [r for r in result.rows if r.task == task.key and r.status == "done" and r.reward is not None]
+        scores = [Score(r.reward, bool(r.incomplete)) for r in done]
+        cal = calibrate_scores(task.key, scores, task.pass_threshold, include_incomplete=include_incomplete)
+        if write and cal.band is not None:
+            save_band(task, cal.band)
+        out.append(cal)
+    return out
+
+
+def calibration_table(results: list[Calibration], *, written: bool = False):
+    """A rich table: samples, mean score, pass rate with its interval, band."""
+    from rich.table import Table
+
+    title = "calibration" + (" (bands written to task.yaml)" if written else " (dry run: nothing written)")
+    table = Table(title=title, title_justify="left")
+    for name in ("task", "n", "excluded", "mean", "pass", "95% CI", "band", "confident"):
+        table.add_column(name, justify="left" if name in ("task", "band") else "right")
+    for c in results:
+        table.add_row(
+            c.task,
+            str(c.samples),
+            str(c.excluded),
+            f"{c.mean:.3f}" if c.mean is not None else "-",
+            f"{c.passes}/{c.samples} ({c.pass_rate:.0%})" if c.pass_rate is not None else "-",
+            f"{c.low:.0%}-{c.high:.0%}",
+            c.band or "[yellow]none (no complete grades)[/]",
+            "yes" if c.confident else "no",
+        )
+    return table

@@ -1,0 +1,153 @@
+"""One rollout: start the task's sandbox, run the harness with a policy, grade the final state.
+
+`run_rollout(spec)` is the unit every executor runs (asyncio on this machine,
+a Ray task on a cluster node). It takes and returns plain pydantic models so
+it crosses process boundaries, and it never raises for something that went
+wrong inside the episode: the outcome then carries `error` and no grade, and
+the batch runner records the rollout as failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grader.grade import Grade
+from gym.errors import ConfigError, EgymError
+from gym.trajectory import Step, Trajectory
+
+StepCallback = Callable[[Step], None]
+RolloutFn = Callable[["RolloutSpec"], Awaitable["RolloutOutcome"]]
+DEFAULT_ROLLOUT_FN = "gym.rollout:run_rollout"
+S = TypeVar("S")
+
+
+class RolloutSpec(BaseModel):
+    """Everything a worker needs to run one episode; the task is re-read from its folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(description="Run this rollout belongs to (container label).")
+    rollout_id: str = Field(description="Store id of the rollout (container label).")
+    task: str = Field(description="Task key, `world/task-id`.")
+    task_path: str = Field(description="Absolute path of the task folder.")
+    sample: int = Field(0, description="Sample index within the run; also the policy's seed.")
+    policy: str = Field(description="Policy name or `module:function` (see gym.policies.make_policy).")
+    model: str | None = Field(None, description="Model name for model-backed policies.")
+    policy_options: dict[str, Any] = Field(
+        default_factory=dict, description="Extra keyword options for the policy."
+    )
+
+
+class RolloutOutcome(BaseModel):
+    """What came back from one episode. `grade is None` means the rollout failed (see `error`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rollout_id: str
+    task: str
+    sample: int
+    trajectory: Trajectory | None = None
+    grade: Grade | None = None
+    passed: bool | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.grade is not None
+
+
+def resolve_rollout_fn(ref: str | RolloutFn | None) -> RolloutFn:
+    """A rollout function from a `module:function` reference (lazily imported), or itself."""
+    if ref is None:
+        ref = DEFAULT_ROLLOUT_FN
+    if callable(ref):
+        return ref
+    module_name, _, attr = ref.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"rollout function '{ref}' cannot be loaded ({exc}): use module:function") from None
+    return fn
+
+
+async def start_sandbox(start: Callable[[], S]) -> S:
+    """Run a blocking sandbox start in a thread; if we are cancelled meanwhile, the sandbox is still closed.
+
+    Without this, a Ctrl-C during the (sub-second) start leaves a container the
+    thread finishes creating after the coroutine is gone.
+    """
+    lock, state = threading.Lock(), {"cancelled": False, "sandbox": None}
+
+    def guarded() -> S:
+        sandbox = start()
+        with lock:
+            if state["cancelled"]:
+                sandbox.close()
+            else:
+                state["sandbox"] = sandbox
+        return sandbox
+
+    try:
+        return await asyncio.to_thread(guarded)
+    except asyncio.CancelledError:
+        with lock:
+            state["cancelled"] = True
+            orphan = state["sandbox"]
+        if orphan is not None:
+            orphan.close()
+        raise
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for the store: the type, the message, and where it happened when it is not ours."""
+    if isinstance(exc, EgymError):
+        return f"{type(exc).__name__}: {exc}"
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" (at {frame.filename}:{frame.lineno})" if frame else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None) -> RolloutOutcome:
+    """Sandbox -> harness -> grader for one (task, sample); the sandbox is always removed."""
+    from gym.harness import run_episode
+    from gym.policies import make_policy
+    from gym.sandbox.launch import start_task_sandbox
+    from gym.tasks import load_task
+
+    started = time.monotonic()
+    outcome = RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample)
+    sandbox = None
+    try:
+        task = load_task(spec.task_path)
+        policy = make_policy(
+            spec.policy, task=task, model=spec.model, seed=spec.sample, **spec.policy_options
+        )
+        sandbox = await asyncio.to_thread(
+            start_task_sandbox, task, run_id=spec.run_id, rollout_id=spec.rollout_id
+        )
+        outcome.trajectory = await run_episode(policy, sandbox, task, on_step=on_step)
+        outcome.grade = await grade_sandbox(task, sandbox, outcome.trajectory)
+        outcome.passed = outcome.grade.normalized >= task.pass_threshold
+    except Exception as exc:  # noqa: BLE001 - becomes the rollout's recorded error
+        outcome.error = describe_error(exc)
+    finally:
+        if sandbox is not None:
+            await asyncio.to_thread(sandbox.close)
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+async def grade_sandbox(task, sandbox, trajectory: Trajectory | None) -> Grade:
+    """Grade the sandbox's current state with the task's rubric (the grader's own entry point)."""
+    from grader import grade_task
+
+    return await grade_task(task, sandbox, trajectory)

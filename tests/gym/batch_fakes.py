@@ -1,0 +1,90 @@
+"""Stand-in rollout functions for batch-runner tests: real containers, a scripted score.
+
+`sandbox_rollout` starts a real sandbox (labelled with the run and rollout,
+so the reaper and the leftover-container checks see it), does real work in
+it, and scores the sample by a known rule: sample % 4 == 0 passes. The
+harness and grader have their own tests; these keep the runner's tests about
+the runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import yaml
+
+from grader.grade import Grade, ItemResult
+from gym.rollout import RolloutOutcome, RolloutSpec, start_sandbox
+from gym.trajectory import AssistantTurn, Message, Step, Trajectory
+
+IMAGE = "egym/world:latest"
+
+
+def known_score(sample: int) -> float:
+    return 1.0 if sample % 4 == 0 else 0.25
+
+
+def fake_grade(task: str, normalized: float) -> Grade:
+    earned = round(normalized * 4)
+    items = [ItemResult(id=f"i{i}", points=1, status="pass" if i < earned else "fail", earned=float(i < earned))
+             for i in range(4)]  # fmt: skip
+    return Grade(task=task, earned=earned, possible=4, normalized=earned / 4, items=items)
+
+
+def fake_trajectory(spec: RolloutSpec, answer: str) -> Trajectory:
+    messages = [
+        Message(role="system", content="You work at Demo."),
+        Message(role="user", content="Say hello."),
+    ]
+    turn = AssistantTurn(content=answer)
+    messages.append(turn.message())
+    return Trajectory(task=spec.task, policy=spec.policy, messages=messages, stop_reason="answered",
+                      final_answer=answer, steps=[Step(index=0, turn=turn)])  # fmt: skip
+
+
+async def sandbox_rollout(spec: RolloutSpec) -> RolloutOutcome:
+    from gym.sandbox import DockerSandbox
+
+    started = time.monotonic()
+    delay = float(os.environ.get("EGYM_FAKE_DELAY", "0"))
+    sandbox = await start_sandbox(
+        lambda: DockerSandbox.start(IMAGE, run_id=spec.run_id, rollout_id=spec.rollout_id)
+    )
+    try:
+        cmd = f"sleep {delay}; echo sample-{spec.sample} > /workspace/out && cat /workspace/out"
+        result = await asyncio.to_thread(sandbox.exec, cmd, timeout=60)
+    finally:
+        await asyncio.to_thread(sandbox.close)
+    answer = result.output.strip()
+    grade = fake_grade(spec.task, known_score(spec.sample))
+    return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,
+                          trajectory=fake_trajectory(spec, answer), grade=grade, passed=grade.normalized >= 0.8,
+                          seconds=time.monotonic() - started)  # fmt: skip
+
+
+async def flaky_rollout(spec: RolloutSpec) -> RolloutOutcome:
+    """Fails every odd sample (no grade), like a sandbox that could not start."""
+    if spec.sample % 2:
+        return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,
+                              error="SandboxError: injected start failure")  # fmt: skip
+    grade = fake_grade(spec.task, 1.0)
+    return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,
+                          trajectory=fake_trajectory(spec, "ok"), grade=grade, passed=True)  # fmt: skip
+
+
+def write_stub_tasks(root: Path, names: list[str], world: str = "demo") -> Path:
+    """A world folder with bare tasks (no seed): enough for the runner, which only needs keys and paths."""
+    wdir = root / world
+    wdir.mkdir(parents=True, exist_ok=True)
+    (wdir / "world.yaml").write_text(yaml.safe_dump({
+        "name": world, "company": "Demo Ltd", "date": "2025-03-14",
+        "agent": {"name": "Ann Agent", "title": "Analyst", "email": "ann@demo.test", "chat_username": "ann"},
+    }))  # fmt: skip
+    for name in names:
+        (wdir / name).mkdir(exist_ok=True)
+        (wdir / name / "task.yaml").write_text(yaml.safe_dump({"id": name, "title": name, "world": world,
+                                                               "prompt": "Say hello."}))  # fmt: skip
+    return wdir
