@@ -142,8 +142,10 @@ def lint_rubric(file: Path, report: LintReport) -> None:
         except RubricError:
             continue
         for c in concrete:
-            if c.id in expanded and expanded[c.id] != index:
-                report.problems.append(Problem(str(file), f"$.items[{index}].id", f"expands to id {c.id!r}, already used by $.items[{expanded[c.id]}]"))
+            other = expanded.get(c.id)
+            # Plain duplicates were reported by the loader; here: ids that only collide after expansion.
+            if other is not None and (item.foreach or rubric.items[other].foreach):
+                report.problems.append(Problem(str(file), f"$.items[{index}].id", f"expands to id {c.id!r}, already used by $.items[{other}]"))
             expanded.setdefault(c.id, index)
             report.items += 1
             report.points += max(c.points, 0)
