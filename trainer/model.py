@@ -31,6 +31,21 @@ def load_policy(config: ModelConfig, seed: int, device: torch.device | None = No
     return model.to(device or default_device()), tokenizer
 
 
+def load_tokenizer(config: ModelConfig, seed: int) -> Any:
+    """Only the tokenizer (for processes that render prompts but hold no weights)."""
+    if config.builder:
+        return _load_base(config, seed)[1]
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.path, trust_remote_code=config.trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"model.path '{config.path}': cannot load the tokenizer ({exc})".splitlines()[0]) from None
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
 def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
     if config.builder:
         from trainer.registry import MODEL_BUILDERS, resolve
