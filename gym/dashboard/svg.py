@@ -116,6 +116,7 @@ def _markup(svg: ET.Element) -> Markup:
 
 
 def _empty(width: int, height: int, title: str, css: str) -> Markup:
+    height = min(height, 80)  # an empty chart need not hold the page's space
     svg = _svg(width, height, title, css)
     _sub(svg, "text", "no data", x=width / 2, y=height / 2, class_="empty", text_anchor="middle")
     return _markup(svg)

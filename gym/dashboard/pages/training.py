@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gym.dashboard import svg
-from gym.dashboard.metrics import MetricsFile, find_metrics_files, read_metrics
+from gym.dashboard.metrics import MetricsFile, StepMetrics, find_metrics_files, read_metrics
 from gym.dashboard.pages.common import ctx, not_found
 
 TABLE_ROWS = 200  # the table shows the latest steps; the charts show them all
@@ -42,24 +42,36 @@ def training_detail(request: Request) -> Response:
                     reward_chart=reward_chart(metrics), pass_chart=pass_chart(metrics))
 
 
-def reward_chart(metrics: MetricsFile):
-    """Reward mean per step, with ±1 std as the band when the trainer logged it."""
+def _series(name: str, steps: list[StepMetrics], field: str, std_field: str | None = None) -> svg.Series:
+    """One metric per step; with `std_field`, ±1 std becomes the point's interval (drawn as a band)."""
     points = []
-    for s in metrics.steps:
-        if s.reward_mean is None:
+    for s in steps:
+        numbers = s.numbers()
+        value = numbers.get(field)
+        if value is None:
             continue
-        lo = hi = None
-        if s.reward_std is not None:
-            lo, hi = s.reward_mean - s.reward_std, s.reward_mean + s.reward_std
-        points.append(svg.Point(s.step, s.reward_mean, lo, hi, label=f"step {s.step}"))
-    values = [v for p in points for v in (p.y, p.lo, p.hi) if v is not None]
-    y_range = (0.0, 1.0) if values and min(values) >= 0 and max(values) <= 1 else None
-    return svg.line_chart([svg.Series("reward mean", points)], title="Reward mean per step (band: ±1 std)",
-                          x_label="step", y_label="reward", y_range=y_range)
+        std = numbers.get(std_field) if std_field else None
+        lo, hi = (value - std, value + std) if std is not None else (None, None)
+        points.append(svg.Point(s.step, value, lo, hi, label=f"{name} step {s.step}"))
+    return svg.Series(name, points)
+
+
+def _y_range(series: list[svg.Series]) -> tuple[float, float] | None:
+    """[0, 1] when every value fits (rubric rewards do), else fitted to the data."""
+    values = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi) if v is not None]
+    return (0.0, 1.0) if values and min(values) >= 0 and max(values) <= 1 else None
+
+
+def reward_chart(metrics: MetricsFile):
+    """Reward mean per step (band: ±1 std when logged), and the eval split's mean when evaluated."""
+    series = [_series("train", metrics.steps, "reward_mean", "reward_std"),
+              _series("eval", metrics.steps, "eval_reward_mean")]  # fmt: skip
+    series = [s for s in series if s.points]
+    return svg.line_chart(series, title="Reward mean per step (band: ±1 std)", x_label="step", y_label="reward",
+                          y_range=_y_range(series))  # fmt: skip
 
 
 def pass_chart(metrics: MetricsFile):
-    points = [svg.Point(s.step, s.pass_rate, label=f"step {s.step}") for s in metrics.steps
-              if s.pass_rate is not None]  # fmt: skip
-    return svg.line_chart([svg.Series("pass rate", points)], title="Pass rate per step",
-                          x_label="step", y_label="pass rate")
+    series = [_series("train", metrics.steps, "pass_rate"), _series("eval", metrics.steps, "eval_pass_rate")]
+    return svg.line_chart([s for s in series if s.points], title="Pass rate per step", x_label="step",
+                          y_label="pass rate")
