@@ -1,4 +1,8 @@
-"""The Policy protocol: one method, like mini-swe-agent's Model."""
+"""The Policy protocol: one method, like mini-swe-agent's Model.
+
+Two optional capabilities, checked with isinstance, let the harness manage
+context with the policy's own tokenizer and summariser when it has them.
+"""
 
 from __future__ import annotations
 
@@ -14,3 +18,19 @@ class Policy(Protocol):
     async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
         """The assistant's next turn given the conversation and OpenAI-format tool schemas."""
         ...
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """A policy that knows its window and can count the tokens of a rendered conversation."""
+
+    context_window: int | None
+
+    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int: ...
+
+
+@runtime_checkable
+class Summarizes(Protocol):
+    """A policy that can summarise older turns when the context is compacted."""
+
+    async def summarize(self, messages: list[Message]) -> str: ...

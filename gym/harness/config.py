@@ -1,0 +1,56 @@
+"""The harness's one config model (with its parts), loadable from YAML and overridable with dotted keys."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gym.tasks import Limits, Task
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FaultConfig(_Strict):
+    """Injected app failures, to train robustness. Off unless `rate` > 0."""
+
+    rate: float = Field(0.0, ge=0, le=1, description="Fraction of MCP tool calls that fail.")
+    seed: int = Field(0, description="Same seed and same call sequence -> same faults.")
+    servers: list[str] | None = Field(None, description="Servers whose calls may fail (default: all).")
+
+
+class ContextConfig(_Strict):
+    """When and how the transcript is compacted to fit the model's window."""
+
+    window: int | None = Field(None, description="Model context window in tokens (default: the policy's, if any).")
+    reserve_tokens: int = Field(1024, ge=0, description="Tokens kept free for the model's reply.")
+    keep_recent_turns: int = Field(4, ge=1, description="Latest assistant turns kept verbatim when possible.")
+    summarizer: Literal["auto", "policy", "truncate"] = Field(
+        "auto", description="'policy': the policy writes the summary; 'truncate': deterministic; "
+                            "'auto': the policy when it can summarise, else truncate.")
+    trimmed_output_chars: int = Field(300, ge=0, description="Characters kept of an older tool output when trimmed.")
+
+
+class HarnessConfig(_Strict):
+    """How one episode is run. Limits default to the task's own."""
+
+    max_turns: int | None = Field(None, ge=1, description="Override task.limits.max_turns.")
+    time_limit_s: float | None = Field(None, gt=0, description="Override task.limits.time_limit_s.")
+    tool_timeout_s: float | None = Field(None, gt=0, description="Override task.limits.tool_timeout_s.")
+    output_cap_chars: int = Field(30_000, ge=1000, description="Longest tool output shown to the model.")
+    user: str = Field("agent", description="Container user the tools run as.")
+    workdir: str = Field("/workspace", description="Where the shell starts.")
+    mcp_servers: dict[str, list[str]] | None = Field(
+        None, description="Server name -> command; default: the servers of the task's apps.")
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    faults: FaultConfig = Field(default_factory=FaultConfig)
+
+    def limits_for(self, task: Task) -> Limits:
+        base = task.limits
+        return Limits(
+            max_turns=self.max_turns or base.max_turns,
+            time_limit_s=self.time_limit_s or base.time_limit_s,
+            tool_timeout_s=self.tool_timeout_s or base.tool_timeout_s,
+        )

@@ -1,0 +1,97 @@
+"""The agent loop: ask the policy, run its tool calls in the sandbox, repeat until it answers or a limit hits.
+
+`run_episode` never raises for a broken episode: a policy or infrastructure
+failure ends it with stop_reason "error" and the message in
+`Trajectory.error`, so a batch of thousands carries on. Tool failures are not
+episode failures: they are tool results the model reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+
+from gym.harness.config import HarnessConfig
+from gym.harness.context import ContextManager, ContextOverflow, estimate_tokens
+from gym.harness.prompt import system_prompt
+from gym.harness.toolbox import Toolbox
+from gym.policies.base import CountsTokens, Policy, Summarizes
+from gym.sandbox.base import Sandbox
+from gym.tasks import Limits, Task, World
+from gym.trajectory import Message, Step, Trajectory
+
+
+def context_manager_for(policy: Policy, config: HarnessConfig) -> ContextManager:
+    """Counter, window and summariser: the policy's own when it has them, else estimates and truncation."""
+    settings = config.context
+    counts = isinstance(policy, CountsTokens)
+    counter = policy.count_tokens if counts else estimate_tokens
+    window = settings.window or (policy.context_window if counts else None)
+    budget = max(window - settings.reserve_tokens, 1) if window else None
+    use_policy = settings.summarizer == "policy" or (settings.summarizer == "auto" and isinstance(policy, Summarizes))
+    summarize = policy.summarize if use_policy and isinstance(policy, Summarizes) else None
+    return ContextManager(budget, counter, settings, summarize)
+
+
+async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy,
+                      config: HarnessConfig | None = None) -> Trajectory:
+    """Run one episode of `task` in `sandbox` with `policy`; always returns a Trajectory."""
+    config = config or HarnessConfig()
+    limits = config.limits_for(task)
+    trajectory = Trajectory(task=task.key, policy=policy.name, model=getattr(policy, "model", None),
+                            started_at=time.time(),
+                            meta={"limits": limits.model_dump(), "faults": config.faults.model_dump()})
+    started = time.monotonic()
+    try:
+        async with Toolbox.open(sandbox, task, config) as toolbox:
+            trajectory.meta["tools"] = toolbox.names()
+            deadline = asyncio.timeout(limits.time_limit_s)
+            try:
+                async with deadline:
+                    await _turns(toolbox, task, world, policy, config, limits, trajectory)
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                trajectory.stop_reason = "time_limit"
+            except ContextOverflow as exc:
+                trajectory.stop_reason, trajectory.error = "context_limit", str(exc)
+            trajectory.meta["todos"] = [item.model_dump() for item in toolbox.env.todos]
+    except Exception as exc:  # noqa: BLE001 - an episode that breaks is recorded, never raised to the batch
+        trajectory.stop_reason = "error"
+        trajectory.error = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:2000]
+        trajectory.meta["traceback"] = traceback.format_exc()[-4000:]
+    trajectory.seconds = round(time.monotonic() - started, 3)
+    return trajectory
+
+
+async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, config: HarnessConfig,
+                 limits: Limits, trajectory: Trajectory) -> None:
+    context = [Message(role="system", content=system_prompt(task, world)), Message(role="user", content=task.prompt)]
+    trajectory.messages.extend(context)
+    tools = toolbox.schemas()
+    manager = context_manager_for(policy, config)
+    for index in range(limits.max_turns):
+        fitted = await manager.fit(context, tools)
+        context = list(fitted.messages)
+        asked = time.monotonic()
+        turn = await policy.next(list(context), tools)
+        step = Step(index=index, turn=turn, policy_seconds=round(time.monotonic() - asked, 4),
+                    context_tokens=fitted.tokens, compacted=fitted.compacted)
+        trajectory.steps.append(step)
+        _append(context, trajectory, turn.message())
+        if not turn.tool_calls:
+            trajectory.stop_reason, trajectory.final_answer = "answered", turn.content
+            return
+        for call in turn.tool_calls:
+            result = await toolbox.call(call)
+            step.results.append(result)
+            step.tool_seconds = round(step.tool_seconds + result.seconds, 4)
+            _append(context, trajectory, Message(role="tool", content=result.output, tool_call_id=call.id,
+                                                 name=call.name))
+    trajectory.stop_reason = "turn_limit"
+
+
+def _append(context: list[Message], trajectory: Trajectory, message: Message) -> None:
+    context.append(message)
+    trajectory.messages.append(message)
