@@ -11,7 +11,15 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from grader.checks.base import CheckContext, CheckResult, StateError, brief, reads_documents, same, text_matches
+from grader.checks.base import (
+    CheckContext,
+    CheckResult,
+    StateError,
+    brief,
+    reads_documents,
+    same,
+    text_matches,
+)
 
 # Seeded history ends on the world's date (2025-04-07, morning); anything later was written during the episode.
 SEEDED_UNTIL_MS = 1744070400000  # 2025-04-08T00:00:00Z
@@ -88,6 +96,37 @@ def posted(
     ok = len(posts) >= min_count
     detail = f": {brief(posts[-1].message)}" if posts else ""
     return CheckResult(ok, f"{len(posts)} new matching post(s) {_where(channel, user)}{detail}")
+
+
+def posted_line(
+    ctx: CheckContext, *, all_of: list[str], channel: str | None = None, user: str | None = AGENT,
+) -> CheckResult:
+    """Pass when one line of a new post matches every regex in `all_of` (e.g. an invoice number and what differs)."""
+    for post in _new_posts(ctx, channel, user):
+        for line in post.message.splitlines():
+            if all(re.search(rx, line, re.IGNORECASE) for rx in all_of):
+                return CheckResult(True, f"line in {post.channel}: {brief(line)}")
+    return CheckResult(False, f"no line of a new post {_where(channel, user)} matches all of {all_of}")
+
+
+def posted_query_values(
+    ctx: CheckContext, *, query: str, channel: str | None = None, user: str | None = AGENT,
+) -> CheckResult:
+    """Pass when every value the query returns (first column, final state) appears as a word in new posts;
+    e.g. the ids of the tickets the agent created. Fails when the query returns nothing."""
+    values = [str(next(iter(r.values()))) for r in ctx.probe.sql(query)]
+    text = "\n".join(p.message for p in _new_posts(ctx, channel, user))
+    missing = [v for v in values if not re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text)]
+    ok = bool(values) and not missing
+    return CheckResult(ok, f"values {values}; missing from posts {_where(channel, user)}: {missing}" if values else "query returned nothing")
+
+
+def no_other_matches_posted(
+    ctx: CheckContext, *, regex: str, allowed: list[str], channel: str | None = None, user: str | None = AGENT,
+) -> CheckResult:
+    """Pass when every match of `regex` in new posts is one of `allowed` (e.g. only the invoices that differ)."""
+    extra = sorted({m.group(0) for p in _new_posts(ctx, channel, user) for m in re.finditer(regex, p.message)} - set(allowed))
+    return CheckResult(not extra, "nothing else reported" if not extra else f"also reported: {extra}")
 
 
 def posted_amount(
@@ -189,16 +228,31 @@ def _matches_key(cell: dict[str, Any], key: str | float) -> bool:
 
 @reads_documents("path")
 def sheet_row(ctx: CheckContext, *, path: str, key: str | float, values: Iterable[Any], sheet: str | None = None,
-              tolerance: float = 0.01) -> CheckResult:
-    """Pass when a row has a cell matching `key` and also holds every one of `values` (in any column)."""
+              tolerance: float = 0.01, require_formula: bool = False) -> CheckResult:
+    """Pass when a row has a cell matching `key` and also holds every one of `values` (in any column);
+    with `require_formula`, the cells holding the values must be formulas (computed, not typed in)."""
     for row in _rows(ctx, path, sheet):
         if any(_matches_key(c, key) for c in row.values()):
-            cells = [c.get("value") for c in row.values()]
-            missing = [v for v in values if not any(same(c, v, tolerance=tolerance, case_sensitive=False) for c in cells)]
+            cells = list(row.values())
+            pool = [c for c in cells if c.get("formula")] if require_formula else cells
+            missing = [v for v in values if not any(same(c.get("value"), v, tolerance=tolerance, case_sensitive=False) for c in pool)]
+            shown = brief([c.get("formula") or c.get("value") for c in cells])
             if not missing:
-                return CheckResult(True, f"row for {key!r}: {brief(cells)}")
-            return CheckResult(False, f"row for {key!r} lacks {missing}: {brief(cells)}")
+                return CheckResult(True, f"row for {key!r}: {shown}")
+            return CheckResult(False, f"row for {key!r} lacks {missing}{' as formulas' if require_formula else ''}: {shown}")
     return CheckResult(False, f"no row with {key!r} in {path}")
+
+
+@reads_documents("path")
+def rows_in_order(ctx: CheckContext, *, path: str, keys: list[str], sheet: str | None = None) -> CheckResult:
+    """Pass when rows holding `keys` appear in this order (top to bottom)."""
+    order = []
+    for row in _rows(ctx, path, sheet):
+        for key in keys:
+            if key not in order and any(_matches_key(c, key) for c in row.values()):
+                order.append(key)
+    ok = [k for k in order if k in keys] == keys
+    return CheckResult(ok, f"order found: {order}")
 
 
 @reads_documents("path")
