@@ -10,6 +10,7 @@ the batch runner records the rollout as failed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import threading
 import time
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from grader.grade import Grade
 from gym.errors import ConfigError, EgymError
-from gym.trajectory import Step, Trajectory
+from gym.trajectory import AssistantTurn, Message, Step, ToolResult, Trajectory
 
 StepCallback = Callable[[Step], None]
 RolloutFn = Callable[["RolloutSpec"], Awaitable["RolloutOutcome"]]
@@ -38,12 +39,11 @@ class RolloutSpec(BaseModel):
     rollout_id: str = Field(description="Store id of the rollout (container label).")
     task: str = Field(description="Task key, `world/task-id`.")
     task_path: str = Field(description="Absolute path of the task folder.")
-    sample: int = Field(0, description="Sample index within the run; also the policy's seed.")
+    sample: int = Field(0, description="Sample index within the run.")
     policy: str = Field(description="Policy name or `module:function` (see gym.policies.make_policy).")
     model: str | None = Field(None, description="Model name for model-backed policies.")
-    policy_options: dict[str, Any] = Field(
-        default_factory=dict, description="Extra keyword options for the policy."
-    )
+    policy_options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword options for the policy.")
+    harness: dict[str, Any] = Field(default_factory=dict, description="gym.harness.HarnessConfig fields to override.")
 
 
 class RolloutOutcome(BaseModel):
@@ -118,24 +118,28 @@ def describe_error(exc: BaseException) -> str:
 
 async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None) -> RolloutOutcome:
     """Sandbox -> harness -> grader for one (task, sample); the sandbox is always removed."""
-    from gym.harness import run_episode
+    from grader import grade_task
+    from gym.harness import HarnessConfig, run_episode
     from gym.policies import make_policy
     from gym.sandbox.launch import start_task_sandbox
-    from gym.tasks import load_task
+    from gym.tasks import load_task, world_of
 
     started = time.monotonic()
     outcome = RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample)
     sandbox = None
     try:
         task = load_task(spec.task_path)
-        policy = make_policy(
-            spec.policy, task=task, model=spec.model, seed=spec.sample, **spec.policy_options
+        world = world_of(task)
+        config = HarnessConfig.model_validate(spec.harness)
+        policy = make_policy(spec.policy, task=task, **_model_option(spec))
+        watcher = StepWatcher(policy, on_step) if on_step else None
+        sandbox = await start_sandbox(
+            lambda: start_task_sandbox(task, world=world, run_id=spec.run_id, rollout_id=spec.rollout_id)
         )
-        sandbox = await asyncio.to_thread(
-            start_task_sandbox, task, run_id=spec.run_id, rollout_id=spec.rollout_id
-        )
-        outcome.trajectory = await run_episode(policy, sandbox, task, on_step=on_step)
-        outcome.grade = await grade_sandbox(task, sandbox, outcome.trajectory)
+        outcome.trajectory = await run_episode(sandbox, task, world, watcher or policy, config)
+        if watcher:
+            watcher.flush(outcome.trajectory)
+        outcome.grade = await grade_task(task, sandbox, outcome.trajectory)
         outcome.passed = outcome.grade.normalized >= task.pass_threshold
     except Exception as exc:  # noqa: BLE001 - becomes the rollout's recorded error
         outcome.error = describe_error(exc)
@@ -146,8 +150,59 @@ async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None)
     return outcome
 
 
-async def grade_sandbox(task, sandbox, trajectory: Trajectory | None) -> Grade:
-    """Grade the sandbox's current state with the task's rubric (the grader's own entry point)."""
-    from grader import grade_task
+def _model_option(spec: RolloutSpec) -> dict[str, Any]:
+    """Policy options, with `--model` passed as `model=` to the policies that take one."""
+    options = dict(spec.policy_options)
+    if spec.model is not None:
+        options.setdefault("model", spec.model)
+    return options
 
-    return await grade_task(task, sandbox, trajectory)
+
+class StepWatcher:
+    """Wraps a policy to report each finished turn (with its tool results) while the episode runs.
+
+    The harness hands the policy the conversation, so by the time the policy is
+    asked again, the previous turn's tool results are the messages after it.
+    Every other attribute (name, model, token counting) is the wrapped policy's.
+    """
+
+    def __init__(self, policy: Any, on_step: StepCallback):
+        self._policy, self._on_step = policy, on_step
+        self._pending: Step | None = None
+        self._index = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._policy, name)
+
+    async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
+        if self._pending is not None:
+            self._pending.results = _results_after_last_turn(messages)
+            self._emit()
+        asked = time.monotonic()
+        turn = await self._policy.next(messages, tools)
+        self._pending = Step(index=self._index, turn=turn, policy_seconds=round(time.monotonic() - asked, 4))
+        self._index += 1
+        if not turn.tool_calls:
+            self._emit()
+        return turn
+
+    def flush(self, trajectory: Trajectory) -> None:
+        """At the end (limits hit mid-turn): report the last turn with the harness's own record of it."""
+        if self._pending is not None:
+            self._pending = trajectory.steps[-1] if trajectory.steps else self._pending
+            self._emit()
+
+    def _emit(self) -> None:
+        step, self._pending = self._pending, None
+        with contextlib.suppress(Exception):  # a display problem must not end the episode
+            self._on_step(step)
+
+
+def _results_after_last_turn(messages: list[Message]) -> list[ToolResult]:
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    return [
+        ToolResult(call_id=m.tool_call_id or "", name=m.name or "", output=m.content,
+                   is_error=m.content.startswith("Error"))
+        for m in messages[last + 1 :]
+        if m.role == "tool"
+    ]  # fmt: skip

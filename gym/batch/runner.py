@@ -35,6 +35,7 @@ class BatchRequest:
     run_id: str | None = None
     kind: str = "batch"
     policy_options: dict[str, Any] = field(default_factory=dict)
+    harness: dict[str, Any] = field(default_factory=dict)  # gym.harness.HarnessConfig overrides
     retry_failed: bool = True  # on resume, run failed rollouts again (infra failures are usually transient)
 
     def config(self) -> dict[str, Any]:
@@ -60,7 +61,7 @@ class BatchResult:
 def default_run_id(req: BatchRequest) -> str:
     """A name derived from what is run, so the same command resumes the same run."""
     key = json.dumps(
-        [sorted(t.key for t in req.tasks), req.policy, req.model, req.samples, req.policy_options, req.kind],
+        [sorted(t.key for t in req.tasks), req.policy, req.model, req.samples, req.policy_options, req.harness, req.kind],
         sort_keys=True,
     )
     return f"{req.kind}-{req.policy.replace(':', '.')}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
@@ -76,6 +77,7 @@ def _spec(run_id: str, row: RolloutRow, task: Task, req: BatchRequest) -> Rollou
         policy=req.policy,
         model=req.model,
         policy_options=req.policy_options,
+        harness=req.harness,
     )
 
 

@@ -21,6 +21,7 @@ async def run_single(
     policy: str,
     model: str | None = None,
     options: dict[str, Any] | None = None,
+    harness: dict[str, Any] | None = None,
     sample: int = 0,
     run_id: str | None = None,
     rollout_fn: str | None = None,
@@ -30,7 +31,7 @@ async def run_single(
     console = console or Console()
     owner = owner_label()
     run = store.create_run(run_id, policy=policy, model=model, tasks=[task.key], kind="rollout",
-                           config={"policy_options": options or {}})  # fmt: skip
+                           config={"policy_options": options or {}, "harness": harness or {}})  # fmt: skip
     store.acquire_run(run.id, owner)
     (row,) = store.add_rollouts(run.id, [(task.key, sample)])
     if not store.claim(row.id, owner):
@@ -38,7 +39,7 @@ async def run_single(
         store.finish_run(run.id, "done")
         return store.get_rollout(row.id)
     spec = RolloutSpec(run_id=run.id, rollout_id=row.id, task=task.key, task_path=str(task.path.absolute()),
-                       sample=sample, policy=policy, model=model, policy_options=options or {})  # fmt: skip
+                       sample=sample, policy=policy, model=model, policy_options=options or {}, harness=harness or {})  # fmt: skip
     console.print(f"[bold]{task.key}[/] with policy [bold]{policy}[/]  rollout {row.id}  run {run.id}")
 
     def on_step(step: Step) -> None:

@@ -30,6 +30,9 @@ MODEL = typer.Option(None, "--model", "-m", help="Model name for model-backed po
 OPTIONS = typer.Option(
     [], "--option", "-o", help="Policy option key=value (value parsed as YAML); repeatable."
 )
+HARNESS = typer.Option(
+    [], "--harness", "-H", help="Harness setting key=value, dotted for nested: -H faults.rate=0.1 -H max_turns=20."
+)
 ROLLOUT_FN = typer.Option(
     None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
 )
@@ -42,6 +45,18 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
         if not sep or not key:
             raise ConfigError(f"--option '{pair}': expected key=value, e.g. -o temperature=0.7")
         out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def parse_harness(pairs: list[str]) -> dict[str, Any]:
+    """Dotted key=value pairs as the nested dict gym.harness.HarnessConfig validates."""
+    out: dict[str, Any] = {}
+    for key, value in parse_options(pairs).items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
     return out
 
 
@@ -83,7 +98,8 @@ def rollout(
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,
-    sample: int = typer.Option(0, "--sample", help="Sample index (the policy's seed)."),
+    harness: list[str] = HARNESS,
+    sample: int = typer.Option(0, "--sample", help="Sample index."),
     run: str | None = typer.Option(
         None, "--run", help="Run name to store the rollout under (default: a new run)."
     ),
@@ -94,7 +110,7 @@ def rollout(
     from gym.batch.single import run_single
 
     row = run_async(run_single(_store(store), _tasks([task])[0], policy=policy, model=model,
-                               options=parse_options(option), sample=sample, run_id=run,
+                               options=parse_options(option), harness=parse_harness(harness), sample=sample, run_id=run,
                                rollout_fn=rollout_fn, console=console))  # fmt: skip
     raise typer.Exit(0 if row.status == "done" else 1)
 
@@ -104,6 +120,7 @@ def batch(
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,
+    harness: list[str] = HARNESS,
     samples: int = typer.Option(1, "--samples", "-k", min=1, help="Rollouts per task."),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, help="Rollouts at once."),
     run: str | None = typer.Option(
@@ -126,7 +143,8 @@ def batch(
     from gym.batch.report import score_table
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
-                       run_id=run, policy_options=parse_options(option), retry_failed=retry_failed)  # fmt: skip
+                       run_id=run, policy_options=parse_options(option), harness=parse_harness(harness),
+                       retry_failed=retry_failed)  # fmt: skip
     s = _store(store)
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:
@@ -192,6 +210,7 @@ def calibrate(
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,
+    harness: list[str] = HARNESS,
     samples: int = typer.Option(8, "--samples", "-k", min=1, help="Rollouts per task."),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
     run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
@@ -206,7 +225,8 @@ def calibrate(
     from gym.calibrate import calibrate_run, calibration_table
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
-                       run_id=run, kind="calibrate", policy_options=parse_options(option))  # fmt: skip
+                       run_id=run, kind="calibrate", policy_options=parse_options(option),
+                       harness=parse_harness(harness))  # fmt: skip
     results = run_async(calibrate_run(_store(store), req, make_executor("local", rollout_fn=rollout_fn),
                                       include_incomplete=include_incomplete, write=write))  # fmt: skip
     console.print(calibration_table(results, written=write))

@@ -1,0 +1,85 @@
+"""A tiny world and task for rollout-level tests: a seeded table, a file to write, a rubric, a solution.
+
+Layout written under `root` (the same as the repository's):
+    root/tasks/mini/world.yaml, seed/01-orders.sql
+    root/tasks/mini/<task>/task.yaml, solution/actions.yaml
+    root/rubrics/mini/<task>.json
+
+`hole=True` plants a rubric hole (an item that passes on the untouched seed);
+`impossible=True` plants an item no one can pass (the oracle fails it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+SEED_SQL = """\
+CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, status text NOT NULL);
+INSERT INTO orders VALUES (1, 'Ada Lovelace', 'open'), (2, 'Bob Byte', 'open'), (3, 'Cy Coder', 'shipped');
+GRANT SELECT, UPDATE ON orders TO agent;
+"""
+
+PROMPT = (
+    "Order 2 has left the warehouse. Mark it as shipped in the orders table, write a short note "
+    "to /workspace/shipping.txt saying which order shipped, and tell me when you are done."
+)
+
+SOLUTION = [
+    {"tool": "bash", "args": {"command": "psql -c \"UPDATE orders SET status = 'shipped' WHERE id = 2\""}},
+    {"tool": "write", "args": {"path": "/workspace/shipping.txt", "content": "order 2 shipped today\n"}},
+    {"answer": "Order 2 is marked as shipped, and the note is in /workspace/shipping.txt."},
+]
+
+
+def _item(id_: str, points: int, check: str, section: str, **args) -> dict:
+    return {"id": id_, "description": id_.replace("-", " "), "points": points, "kind": "python",
+            "section": section, "check": check, "args": args}  # fmt: skip
+
+
+def rubric(task_id: str, *, hole: bool = False, impossible: bool = False) -> dict:
+    items = [
+        _item("order-2-shipped", 5, "sql.value_equals", "database",
+              query="SELECT status FROM orders WHERE id = 2", expected="shipped"),
+        _item("note-written", 3, "files.file_contains", "files", path="/workspace/shipping.txt", regex=r"order\s*2"),
+        _item("order-1-untouched", -3, "sql.row_exists", "database",
+              query="SELECT 1 FROM orders WHERE id = 1 AND status = 'open'"),
+        _item("order-3-untouched", -3, "sql.row_exists", "database",
+              query="SELECT 1 FROM orders WHERE id = 3 AND status = 'shipped'"),
+    ]  # fmt: skip
+    if hole:
+        items.append(
+            _item("orders-table-exists", 2, "sql.row_exists", "database", query="SELECT 1 FROM orders")
+        )
+    if impossible:
+        items.append(_item("order-99-shipped", 2, "sql.row_exists", "database",
+                           query="SELECT 1 FROM orders WHERE id = 99 AND status = 'shipped'"))  # fmt: skip
+    return {"task": f"mini/{task_id}", "title": "Ship order 2", "items": items}
+
+
+def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
+    """Write the world and tasks (id -> rubric() options); returns root/tasks/mini."""
+    tasks = tasks if tasks is not None else {"ship-order": {}}
+    wdir = root / "tasks" / "mini"
+    (wdir / "seed").mkdir(parents=True, exist_ok=True)
+    (wdir / "seed" / "01-orders.sql").write_text(SEED_SQL)
+    (wdir / "world.yaml").write_text(yaml.safe_dump({
+        "name": "mini", "company": "Mini Mart", "date": "2025-03-14", "apps": ["postgres"],
+        "agent": {"name": "Ann Agent", "title": "Clerk", "email": "ann@mini.test", "chat_username": "ann"},
+        "seed": {"sql": ["seed/01-orders.sql"]},
+    }))  # fmt: skip
+    (root / "rubrics" / "mini").mkdir(parents=True, exist_ok=True)
+    for task_id, options in tasks.items():
+        tdir = wdir / task_id
+        (tdir / "solution").mkdir(parents=True, exist_ok=True)
+        (tdir / "task.yaml").write_text(yaml.safe_dump({
+            "id": task_id, "title": "Ship order 2", "world": "mini", "prompt": PROMPT, "apps": ["postgres"],
+            "limits": {"max_turns": 8, "time_limit_s": 120}, "pass_threshold": 0.8,
+        }))  # fmt: skip
+        (tdir / "solution" / "actions.yaml").write_text(yaml.safe_dump(SOLUTION))
+        (root / "rubrics" / "mini" / f"{task_id}.json").write_text(
+            json.dumps(rubric(task_id, **options), indent=1)
+        )
+    return wdir
