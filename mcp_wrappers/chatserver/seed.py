@@ -62,13 +62,13 @@ def bootstrap_admin(url: str, token_file: Path) -> MattermostClient:
     password = secrets.token_urlsafe(24)
     user = anonymous.create_user(username=ADMIN_USERNAME, email="admin@example.com", password=password,
                                  first_name="System", last_name="Admin")
-    session = MattermostClient(url, anonymous.login(ADMIN_USERNAME, password))
+    session = anonymous.with_token(anonymous.login(ADMIN_USERNAME, password))
     token = session.create_token(user.id, "egym: seed loader and grader snapshot")
     token_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(token.token + "\n")
-    return MattermostClient(url, token.token)
+    return anonymous.with_token(token.token)
 # -- end of BOOTSTRAP ------------------------------------------------------------------------------
 
 
@@ -98,8 +98,7 @@ class Loader:
         return self._clients[username][0]
 
     def close(self) -> None:
-        for client, token_id in self._clients.values():
-            client.close()
+        for _, token_id in self._clients.values():
             self.admin.revoke_token(token_id)
 
     # -- steps ---------------------------------------------------------------

@@ -147,10 +147,13 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 
 class MattermostClient:
-    def __init__(self, url: str = DEFAULT_URL, token: str | None = None, *, timeout_s: float = 15):
+    def __init__(self, url: str = DEFAULT_URL, token: str | None = None, *, timeout_s: float = 15,
+                 http: httpx.Client | None = None):
         self.url, self.token = url.rstrip("/"), token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(base_url=self.url + "/api/v4", headers=headers, timeout=timeout_s)
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        # Certificates are loaded only for https (loading them costs ~80 ms per client).
+        self._http = http or httpx.Client(base_url=self.url + "/api/v4", timeout=timeout_s,
+                                          verify=self.url.startswith("https:"))
 
     @classmethod
     def for_agent(cls) -> MattermostClient:
@@ -159,7 +162,8 @@ class MattermostClient:
         return cls(env.get("MATTERMOST_URL", DEFAULT_URL), env.get("MATTERMOST_TOKEN") or None)
 
     def with_token(self, token: str) -> MattermostClient:
-        return MattermostClient(self.url, token)
+        """The same server as another user; shares this client's connection pool."""
+        return MattermostClient(self.url, token, http=self._http)
 
     def close(self) -> None:
         self._http.close()
@@ -168,7 +172,7 @@ class MattermostClient:
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._http.request(method, path, **kwargs)
+            response = self._http.request(method, path, headers=self._auth, **kwargs)
         except httpx.HTTPError as exc:
             raise ApiError(0, "connection", f"chat server at {self.url} did not answer: {exc}") from None
         if response.is_success:
