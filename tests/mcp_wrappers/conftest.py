@@ -6,20 +6,9 @@ change chat state use names no other test of the module relies on.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-DATA = Path(__file__).parent / "data"
-CHAT_SEEDS = ["chat_world.yaml", "chat_task.yaml"]  # world seed, then a task overlay that adds to it
-
-
-def chat_overlay() -> bytes:
-    from gym.sandbox.overlay import overlay_tar
-    from gym.tasks import SeedOverlay
-
-    return overlay_tar((SeedOverlay(chat=CHAT_SEEDS), DATA))
+from tests.mcp_wrappers.chat_support import chat_overlay, chat_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +22,7 @@ def chat_sandbox(docker_image):
     sandbox.close()
 
 
-def chat_snapshot(sandbox) -> dict:
-    """The grader's view of chat: `python3 -m mcp_wrappers.mattermost.snapshot` run as root."""
-    result = sandbox.exec(["python3", "-m", "mcp_wrappers.mattermost.snapshot"], user="root", timeout=60)
-    assert result.ok, result.output
-    return json.loads(result.output)
-
-
 @pytest.fixture
 def chat_state(chat_sandbox):
+    """Call it for a fresh snapshot of the chat state."""
     return lambda: chat_snapshot(chat_sandbox)

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 from jsonschema import Draft202012Validator
 
-from tests.mcp_wrappers.conftest import chat_snapshot
+from tests.mcp_wrappers.chat_support import chat_snapshot
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_wrappers import openapi
+from tests.mcp_wrappers import chat_openapi as openapi
 
 # Served but absent from the fragments in ../shared (system.yaml is not among them).
 NOT_IN_SPEC = {("get", "/api/v4/system/ping")}

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from mcp_wrappers.chatserver.seedfile import ChatSeed, SeedReply, dm_usernames
-from tests.mcp_wrappers.conftest import DATA, chat_snapshot
+from tests.mcp_wrappers.chat_support import DATA, chat_snapshot
 
 
 def ms(text: str) -> int:

@@ -1,0 +1,23 @@
+"""Helpers for the chat tests: the seed overlay of data/chat_*.yaml and the grader's snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+CHAT_SEEDS = ["chat_world.yaml", "chat_task.yaml"]  # world seed, then a task overlay that adds to it
+
+
+def chat_overlay() -> bytes:
+    from gym.sandbox.overlay import overlay_tar
+    from gym.tasks import SeedOverlay
+
+    return overlay_tar((SeedOverlay(chat=CHAT_SEEDS), DATA))
+
+
+def chat_snapshot(sandbox) -> dict:
+    """The grader's view of chat: `python3 -m mcp_wrappers.mattermost.snapshot` run as root."""
+    result = sandbox.exec(["python3", "-m", "mcp_wrappers.mattermost.snapshot"], user="root", timeout=60)
+    assert result.ok, result.output
+    return json.loads(result.output)
