@@ -8,8 +8,6 @@ import pytest
 
 from grader.expand import expand_items
 from grader.loader import load_rubric
-from grader.probe import StaticProbe
-from grader.seed import seed_rows
 from gym.errors import RubricError
 from tests.grader.conftest import make_rubric, py_item
 
@@ -79,30 +77,3 @@ def test_seed_query_items_need_rows_from_the_seeded_state():
         expand_items(rubric)
     items = expand_items(rubric, {rubric.seed_queries()[0]: [{"id": 7}, {"id": 9}]})
     assert [i.id for i in items] == ["c-7", "c-9"]
-
-
-def test_seed_rows_are_cached_by_seed_content_and_query(tmp_path, monkeypatch):
-    """Rows come from a probe of the untouched state once; later calls never look at any state again."""
-    from gym.tasks import load_task
-
-    world = tmp_path / "tasks" / "w"
-    (world / "t" / "solution").mkdir(parents=True)
-    (world / "world.yaml").write_text(
-        "name: w\ncompany: W Inc\ndate: 2025-01-01\n"
-        "agent: {name: A, title: T, email: a@w.example, chat_username: a}\nseed: {sql: [seed.sql]}\n")
-    (world / "seed.sql").write_text("CREATE TABLE claims(id int, status text);\n")
-    (world / "t" / "task.yaml").write_text("id: t\ntitle: T\nworld: w\nprompt: do it\n")
-    task = load_task(world / "t")
-    query = "SELECT id FROM claims WHERE status = 'pending'"
-    rubric = make_rubric([py_item("c-{{id}}", "sql.row_exists", args={"query": "q"}, foreach={"seed_query": query})],
-                         task="w/t")
-    cache = tmp_path / "cache"
-    first = seed_rows(rubric, task, probe=StaticProbe(sql={query: [{"id": 1}, {"id": 2}]}), cache_dir=cache)
-    assert first == {query: [{"id": 1}, {"id": 2}]}
-    # A probe of a changed state is never consulted again: the cached seed rows win.
-    again = seed_rows(rubric, task, probe=StaticProbe(sql={query: [{"id": 99}]}), cache_dir=cache)
-    assert again == first
-    # Editing the seed changes the key, so the rows are asked for again.
-    (world / "seed.sql").write_text("CREATE TABLE claims(id int, status text, note text);\n")
-    changed = seed_rows(rubric, task, probe=StaticProbe(sql={query: [{"id": 3}]}), cache_dir=cache)
-    assert changed == {query: [{"id": 3}]}
