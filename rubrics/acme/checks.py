@@ -279,3 +279,11 @@ def labelled_total(ctx: CheckContext, *, path: str, label: str, column: str, exp
             ok = same(cell.get("value"), expected, tolerance=tolerance)
             return CheckResult(ok, f"{label}: {column} = {brief(cell.get('value'))} ({formula}); expected {expected}")
     return CheckResult(False, f"no row labelled {label!r} in {path}")
+
+
+def shared_file(ctx: CheckContext, *, name: str, channel: str | None = None, user: str | None = AGENT) -> CheckResult:
+    """Pass when a new post (in `channel`, by `user`) carries an attached file called `name`."""
+    for post in _new_posts(ctx, channel, user):
+        if any(f == name or f.endswith("/" + name) for f in post.files):
+            return CheckResult(True, f"{name} attached in {post.channel}: {brief(post.message)}")
+    return CheckResult(False, f"no new post {_where(channel, user)} with {name} attached")
