@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,9 @@ def store_path(tmp_path_factory, docker_image) -> Path:
     try:
         for policy in ("oracle", "null"):
             req = BatchRequest(tasks=[task], policy=policy, samples=2, concurrency=2, run_id=f"dash-{policy}")
-            asyncio.run(run_batch(store, req, make_executor("local")))
+            # in a thread of its own: Playwright's sync API runs an event loop in this one
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, run_batch(store, req, make_executor("local"))).result()
         failed = [(r.run_id, r.error) for r in store.list_rollouts() if r.status != "done"]
         assert not failed, f"real rollouts failed, the dashboard has nothing to show: {failed}"
     finally:
@@ -79,7 +82,7 @@ def base_url(store_path, metrics_path):
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(base_url):  # after the store is filled (see store_path)
     from playwright.sync_api import sync_playwright
 
     assert Path(CHROMIUM).exists(), "Chromium missing: run `make setup` (apt-get install chromium)"

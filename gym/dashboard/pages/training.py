@@ -56,10 +56,12 @@ def _series(name: str, steps: list[StepMetrics], field: str, std_field: str | No
     return svg.Series(name, points)
 
 
-def _y_range(series: list[svg.Series]) -> tuple[float, float] | None:
-    """[0, 1] when every value fits (rubric rewards do), else fitted to the data."""
-    values = [v for s in series for p in s.points for v in (p.y, p.lo, p.hi) if v is not None]
-    return (0.0, 1.0) if values and min(values) >= 0 and max(values) <= 1 else None
+def _unit_clipped(series: svg.Series) -> svg.Series:
+    """The ±std band cut to [0, 1]: rewards are normalized scores, a band below 0 would be noise."""
+    return svg.Series(series.name, [
+        svg.Point(p.x, p.y, None if p.lo is None else max(p.lo, 0.0), None if p.hi is None else min(p.hi, 1.0),
+                  p.label) for p in series.points
+    ])  # fmt: skip
 
 
 def reward_chart(metrics: MetricsFile):
@@ -67,8 +69,10 @@ def reward_chart(metrics: MetricsFile):
     series = [_series("train", metrics.steps, "reward_mean", "reward_std"),
               _series("eval", metrics.steps, "eval_reward_mean")]  # fmt: skip
     series = [s for s in series if s.points]
-    return svg.line_chart(series, title="Reward mean per step (band: ±1 std)", x_label="step", y_label="reward",
-                          y_range=_y_range(series))  # fmt: skip
+    unit = all(0 <= p.y <= 1 for s in series for p in s.points)
+    return svg.line_chart([_unit_clipped(s) for s in series] if unit else series,
+                          title="Reward mean per step (band: ±1 std)", x_label="step", y_label="reward",
+                          y_range=(0.0, 1.0) if unit else None)  # fmt: skip
 
 
 def pass_chart(metrics: MetricsFile):
