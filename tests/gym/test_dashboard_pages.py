@@ -44,7 +44,8 @@ def store_url(tmp_path_factory):
                        verdicts=[Verdict(model="judge-m", verdict="fail", score=0.0, reason="Missing the total.")]),
             ItemResult(id="pen", section="data", points=-2, status="pass", earned=0),
         ]  # fmt: skip
-        g = Grade(task="w/t", earned=5, possible=8, normalized=5 / 8, items=items)
+        diff = "--- before/invoices\n+++ after/invoices\n-42|sent\n+42|paid"
+        g = Grade(task="w/t", earned=5, possible=8, normalized=5 / 8, items=items, meta={"state_diff": diff})
         store.record(row.id, trajectory=trajectory("w/t"), grade=g, passed=False, seconds=3.0)
     store.finish_run("run-a", "done")
     store.close()
@@ -131,6 +132,7 @@ def test_rollout_page_escapes_folds_and_shows_the_rubric(client, store_url):
     assert "{not json" in html  # malformed arguments shown as written
     assert 'id="total-earned">5<' in html and 'id="total-possible">8<' in html
     assert "Missing the total." in html and "judge-m" in html
+    assert '<span class="del">-42|sent</span>' in html and '<span class="add">+42|paid</span>' in html
 
 
 def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):
