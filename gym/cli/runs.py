@@ -189,13 +189,14 @@ def validate(
     ),
     cheats: bool = typer.Option(True, "--cheats/--no-cheats", help="Run the scripted reward-hack policies."),
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
-    store: str | None = STORE,
+    harness: list[str] = HARNESS,
 ) -> None:
     """Check each task's rubric: oracle full score, null low, no holes, cheats no better than null."""
     from gym.validate import ValidateOptions, report_table, validate_tasks
 
-    opts = ValidateOptions(null_threshold=null_threshold, cheats=cheats, concurrency=concurrency)
-    reports = run_async(validate_tasks(_tasks(tasks), opts, store=_store(store), console=console))
+    opts = ValidateOptions(null_threshold=null_threshold, cheats=cheats, concurrency=concurrency,
+                           harness=parse_harness(harness))  # fmt: skip
+    reports = run_async(validate_tasks(_tasks(tasks), opts, console=console))
     console.print(report_table(reports))
     bad = [r for r in reports if not r.ok]
     for report in bad:

@@ -5,8 +5,10 @@ Layout written under `root` (the same as the repository's):
     root/tasks/mini/<task>/task.yaml, solution/actions.yaml
     root/rubrics/mini/<task>.json
 
-`hole=True` plants a rubric hole (an item that passes on the untouched seed);
-`impossible=True` plants an item no one can pass (the oracle fails it).
+Planted flaws (rubric() / write_mini_world options):
+`hole`: an item that passes on the untouched seed; `excused`: the same, marked baseline_ok;
+`impossible`: an item no one can pass; `weak`: an item a bare claim in the answer earns;
+`leak`: the reference solution is left in the task's /workspace (the peek cheat finds it).
 """
 
 from __future__ import annotations
@@ -39,7 +41,15 @@ def _item(id_: str, points: int, check: str, section: str, **args) -> dict:
             "section": section, "check": check, "args": args}  # fmt: skip
 
 
-def rubric(task_id: str, *, hole: bool = False, impossible: bool = False) -> dict:
+def rubric(
+    task_id: str,
+    *,
+    hole: bool = False,
+    excused: bool = False,
+    impossible: bool = False,
+    weak: bool = False,
+    **_,
+) -> dict:
     items = [
         _item("order-2-shipped", 5, "sql.value_equals", "database",
               query="SELECT status FROM orders WHERE id = 2", expected="shipped"),
@@ -52,6 +62,13 @@ def rubric(task_id: str, *, hole: bool = False, impossible: bool = False) -> dic
     if hole:
         items.append(
             _item("orders-table-exists", 2, "sql.row_exists", "database", query="SELECT 1 FROM orders")
+        )
+    if excused:
+        ok = _item("orders-table-exists", 2, "sql.row_exists", "database", query="SELECT 1 FROM orders")
+        items.append({**ok, "baseline_ok": True, "baseline_reason": "a sanity check that the seed loaded"})
+    if weak:
+        items.append(
+            _item("answer-mentions-order", 2, "transcript.final_answer_contains", "answer", text="order 2")
         )
     if impossible:
         items.append(_item("order-99-shipped", 2, "sql.row_exists", "database",
@@ -79,6 +96,12 @@ def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
             "limits": {"max_turns": 8, "time_limit_s": 120}, "pass_threshold": 0.8,
         }))  # fmt: skip
         (tdir / "solution" / "actions.yaml").write_text(yaml.safe_dump(SOLUTION))
+        task_yaml = yaml.safe_load((tdir / "task.yaml").read_text())
+        if options.get("leak"):
+            (tdir / "files" / "old").mkdir(parents=True, exist_ok=True)
+            (tdir / "files" / "old" / "actions.yaml").write_text(yaml.safe_dump(SOLUTION))
+            task_yaml["seed"] = {"workspace": "files"}
+        (tdir / "task.yaml").write_text(yaml.safe_dump(task_yaml))
         (root / "rubrics" / "mini" / f"{task_id}.json").write_text(
             json.dumps(rubric(task_id, **options), indent=1)
         )

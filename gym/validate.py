@@ -1,0 +1,220 @@
+"""`egym validate`: is this task's rubric trustworthy? The author's main tool, like Gymnasium's check_env.
+
+For each task, in real sandboxes:
+1. the `oracle` (reference solution) must reach the full score; every item it fails is named;
+2. the `null` policy (does nothing) must stay at or below `null_threshold` of the points;
+3. the untouched seeded state is graded: every positive item that already passes is
+   a rubric hole, unless the item is marked `baseline_ok` (with a reason);
+4. scripted cheats (gym.policies.cheats) must not score above the null policy.
+Without a judge model configured, judge items cannot be checked: they are left out of
+every score here and counted in the report, instead of failing every task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from grader.grade import Grade, ItemResult
+from gym.batch.report import fmt_points
+from gym.policies.cheats import CHEATS
+from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, run_rollout, start_sandbox
+from gym.tasks import Task
+from gym.trajectory import Trajectory
+
+EPS = 1e-9
+
+
+@dataclass
+class ValidateOptions:
+    null_threshold: float = 0.1  # fraction of the possible points the null policy may earn
+    cheats: bool = True
+    concurrency: int = 2
+    harness: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Score:
+    """A grade restricted to the items validate can check (judge items only with a judge)."""
+
+    earned: float
+    possible: int
+    items: list[ItemResult]
+    error: str | None = None
+    skipped: int = 0  # judge items left out (no judge configured)
+
+    @property
+    def normalized(self) -> float:
+        return self.earned / self.possible if self.possible else 0.0
+
+    def __str__(self) -> str:
+        return "error" if self.error else f"{fmt_points(self.earned)}/{self.possible}"
+
+    def passing(self) -> list[str]:
+        return [i.id for i in self.items if i.status == "pass" and i.points > 0]
+
+    def errors(self) -> list[ItemResult]:
+        return [i for i in self.items if i.status == "error"]
+
+
+@dataclass
+class TaskReport:
+    task: str
+    oracle: Score | None = None
+    null: Score | None = None
+    baseline: Score | None = None
+    cheats: dict[str, Score] = field(default_factory=dict)
+    holes: list[str] = field(default_factory=list)
+    excused: list[str] = field(default_factory=list)  # baseline_ok items that pass at baseline
+    judge_items_skipped: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def restrict(grade: Grade | None, *, with_judge: bool, error: str | None = None) -> Score:
+    """Earned/possible over the checkable items, with gates and the floor at 0 as in grader.score."""
+    if grade is None:
+        return Score(0.0, 0, [], error or "no grade")
+    items = [i for i in grade.items if with_judge or i.kind != "judge"]
+    gated = any(i.gate and i.status == "fail" for i in items)
+    earned = 0.0 if gated else max(0.0, sum(i.earned for i in items))
+    return Score(earned, sum(max(i.points, 0) for i in items), items, skipped=len(grade.items) - len(items))
+
+
+def baseline_ok_ids(task: Task) -> set[str]:
+    """Ids (after expansion) of the items the rubric allows to pass on the untouched seed."""
+    from grader.expand import expand_items
+    from grader.loader import load_rubric, rubric_for_task
+    from grader.seed import seed_rows
+
+    rubric = load_rubric(rubric_for_task(task))
+    rows = seed_rows(rubric, task) if rubric.seed_queries() else None
+    return {item.id for item in expand_items(rubric, rows) if item.baseline_ok}
+
+
+async def grade_untouched(task: Task) -> Grade:
+    """Grade a fresh sandbox of the task before anyone acts (an empty transcript)."""
+    from grader import grade_task
+    from gym.sandbox.launch import start_task_sandbox
+
+    sandbox = await start_sandbox(lambda: start_task_sandbox(task, run_id="validate"))
+    try:
+        return await grade_task(task, sandbox, Trajectory(task=task.key, policy="baseline"))
+    finally:
+        await asyncio.to_thread(sandbox.close)
+
+
+async def _rollout(task: Task, policy: str, opts: ValidateOptions) -> RolloutOutcome:
+    spec = RolloutSpec(run_id="validate", rollout_id=uuid.uuid4().hex[:12], task=task.key,
+                       task_path=str(task.path.absolute()), policy=policy, harness=opts.harness)  # fmt: skip
+    return await run_rollout(spec)
+
+
+def _describe(items: list[ItemResult], ids: list[str]) -> str:
+    by_id = {i.id: i for i in items}
+    return "; ".join(f"{i} ({by_id[i].evidence or by_id[i].error or by_id[i].status})"[:200] for i in ids)
+
+
+def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) -> None:
+    """Turn the scores into the report's problems (one line each)."""
+    oracle, null, base = report.oracle, report.null, report.baseline
+    for name, score in (("oracle", oracle), ("null", null), ("baseline", base), *report.cheats.items()):
+        if score is not None and score.error:
+            report.problems.append(f"{name}: could not run: {score.error}")
+        elif score is not None and score.errors():
+            bad = score.errors()[0]
+            report.problems.append(
+                f"{name}: {len(score.errors())} item(s) could not be checked, e.g. {bad.id}: {bad.error}"
+            )
+    if oracle and not oracle.error:
+        missed = [i.id for i in oracle.items if i.status != "pass"]
+        if missed or oracle.earned + EPS < oracle.possible:
+            report.problems.append(f"oracle scored {oracle}, failing: {_describe(oracle.items, missed)}")
+    if null and not null.error and null.normalized > opts.null_threshold + EPS:
+        report.problems.append(f"null scored {null} ({null.normalized:.0%} > {opts.null_threshold:.0%}) "
+                               f"via {', '.join(null.passing())}")  # fmt: skip
+    if base and not base.error:
+        passing = base.passing()
+        report.holes = [i for i in passing if i not in ok_ids]
+        report.excused = [i for i in passing if i in ok_ids]
+        if report.holes:
+            report.problems.append(f"rubric hole: passes on the untouched seed: {_describe(base.items, report.holes)} "
+                                   "(mark baseline_ok with a reason if intended)")  # fmt: skip
+    floor = null.normalized if null and not null.error else 0.0
+    for name, score in report.cheats.items():
+        if not score.error and score.normalized > floor + EPS:
+            gained = [i for i in score.passing() if not null or i not in null.passing()]
+            report.problems.append(
+                f"{name} scored {score} > null {null}, via {', '.join(gained) or 'fewer penalties'}"
+            )
+
+
+async def validate_task(
+    task: Task, opts: ValidateOptions, limit: asyncio.Semaphore, with_judge: bool
+) -> TaskReport:
+    report = TaskReport(task.key)
+    policies = ["oracle", "null"] + ([f"cheat-{name}" for name in CHEATS] if opts.cheats else [])
+
+    async def run(policy: str) -> Score:
+        async with limit:
+            target = CHEATS[policy.removeprefix("cheat-")] if policy.startswith("cheat-") else policy
+            outcome = await _rollout(task, target, opts)
+        return restrict(outcome.grade, with_judge=with_judge, error=outcome.error)
+
+    async def baseline() -> Score:
+        async with limit:
+            try:
+                return restrict(await grade_untouched(task), with_judge=with_judge)
+            except Exception as exc:  # noqa: BLE001 - reported as this task's problem
+                return Score(0.0, 0, [], describe_error(exc))
+
+    scores = await asyncio.gather(baseline(), *(run(p) for p in policies))
+    report.baseline, report.oracle, report.null = scores[0], scores[1], scores[2]
+    report.cheats = {p: s for p, s in zip(policies[2:], scores[3:], strict=True)}
+    report.judge_items_skipped = report.oracle.skipped
+    try:
+        ok_ids = baseline_ok_ids(task)
+    except Exception as exc:  # noqa: BLE001
+        report.problems.append(f"rubric: {describe_error(exc)}")
+        ok_ids = set()
+    judge_problems(report, opts, ok_ids)
+    return report
+
+
+async def validate_tasks(
+    tasks: list[Task], opts: ValidateOptions, *, console: Console | None = None
+) -> list[TaskReport]:
+    """Validate every task (rollouts bounded by `opts.concurrency`), in task order."""
+    from grader import default_judge
+
+    with_judge = default_judge() is not None
+    if console and not with_judge:
+        console.print("[yellow]no judge model configured[/]: judge items are left out of validation")
+    limit = asyncio.Semaphore(max(1, opts.concurrency))
+    return list(await asyncio.gather(*(validate_task(t, opts, limit, with_judge) for t in tasks)))
+
+
+def report_table(reports: list[TaskReport]) -> Table:
+    table = Table(title="egym validate", title_justify="left")
+    for name in ("task", "oracle", "null", "holes", "worst cheat", "judge items", "result"):
+        table.add_column(name, justify="left" if name in ("task", "worst cheat") else "right")
+    for r in reports:
+        worst = max(r.cheats.items(), key=lambda kv: kv[1].normalized, default=None)
+        table.add_row(
+            r.task,
+            str(r.oracle) if r.oracle else "-",
+            str(r.null) if r.null else "-",
+            str(len(r.holes)) + (f" (+{len(r.excused)} ok)" if r.excused else ""),
+            f"{worst[0].removeprefix('cheat-')} {worst[1]}" if worst else "-",
+            f"{r.judge_items_skipped} skipped" if r.judge_items_skipped else "-",
+            "[green]ok[/]" if r.ok else f"[red]{len(r.problems)} problem(s)[/]",
+        )
+    return table
