@@ -12,6 +12,7 @@ import datetime as dt
 import json
 from typing import Any
 
+from grader.checks.chat import millis
 from grader.errors import StateError
 from grader.probe import Probe
 from grader.rubric import (
@@ -49,6 +50,9 @@ def _channel(spec: ChannelEvidence, probe: Probe, traj: Trajectory | None) -> tu
     posts = snap.posts_in(spec.channel)
     if spec.user:
         posts = [p for p in posts if p.user == spec.user.lstrip("@")]
+    if spec.after is not None:
+        since = millis(spec.after)
+        posts = [p for p in posts if p.create_at > since]
     if spec.last:
         posts = posts[-spec.last:]
     lines = []

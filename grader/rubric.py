@@ -61,6 +61,7 @@ class ChannelEvidence(_Evidence):
     channel: str = Field(description="Channel name, or `dm:alice,bob` for a direct message.")
     user: str | None = Field(None, description="Only posts by this username.")
     last: int | None = Field(None, description="Only the last N posts.")
+    after: str | int | None = Field(None, description="Only posts after this time (ISO 8601 or epoch ms).")
 
 
 class DocumentEvidence(_Evidence):

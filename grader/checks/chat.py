@@ -6,6 +6,8 @@ Seeded history is in the snapshot too: to check what the agent posted, pass
 
 from __future__ import annotations
 
+import datetime as dt
+
 from grader.chatstate import ChatPost, ChatSnapshot
 from grader.checks.base import CheckContext, CheckResult, brief, text_matches
 
@@ -21,9 +23,13 @@ def _find(
     user: str | None,
     thread: str | None,
     case_sensitive: bool,
+    after: str | int | None = None,
 ) -> list[ChatPost]:
-    """Posts matching every given filter. `thread`: text/regex-free substring of the thread's root post."""
+    """Posts matching every given filter. `thread`: a substring of the thread's root post."""
     posts = snap.posts_in(channel)
+    if after is not None:
+        since = millis(after)
+        posts = [p for p in posts if p.create_at > since]
     if user is not None:
         posts = [p for p in posts if p.user == user.lstrip("@")]
     if text is not None or regex is not None:
@@ -32,6 +38,14 @@ def _find(
         roots = {p.id for p in snap.posts_in(channel) if not p.root_id and text_matches(p.message, text=thread)}
         posts = [p for p in posts if p.root_id in roots]
     return posts
+
+
+def millis(when: str | int) -> int:
+    """Epoch milliseconds from an int or an ISO 8601 time (UTC when it has no offset)."""
+    if isinstance(when, int):
+        return when
+    parsed = dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+    return int((parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).timestamp() * 1000)
 
 
 def _where(channel: str | None, user: str | None, thread: str | None) -> str:
@@ -49,12 +63,14 @@ def message_exists(
     thread: str | None = None,
     case_sensitive: bool = False,
     min_count: int = 1,
+    after: str | int | None = None,
 ) -> CheckResult:
-    """Pass when at least `min_count` posts match (channel/DM, text and/or regex, author, thread)."""
+    """Pass when at least `min_count` posts match (channel/DM, text and/or regex, author, thread, posted after)."""
     snap = ctx.probe.chat()
     if channel is not None and snap.channel(channel) is None:
         return CheckResult(False, f"no channel {channel!r}")
-    found = _find(snap, channel=channel, text=text, regex=regex, user=user, thread=thread, case_sensitive=case_sensitive)
+    found = _find(snap, channel=channel, text=text, regex=regex, user=user, thread=thread,
+                  case_sensitive=case_sensitive, after=after)
     where = _where(channel, user, thread)
     if len(found) >= min_count:
         return CheckResult(True, f"{len(found)} matching post(s) {where}: {brief(found[-1].message)}")
@@ -70,10 +86,12 @@ def message_absent(
     user: str | None = None,
     thread: str | None = None,
     case_sensitive: bool = False,
+    after: str | int | None = None,
 ) -> CheckResult:
     """Pass when no post matches (e.g. salary figures never reach a public channel)."""
     snap = ctx.probe.chat()
-    found = _find(snap, channel=channel, text=text, regex=regex, user=user, thread=thread, case_sensitive=case_sensitive)
+    found = _find(snap, channel=channel, text=text, regex=regex, user=user, thread=thread,
+                  case_sensitive=case_sensitive, after=after)
     if not found:
         return CheckResult(True, f"no matching post {_where(channel, user, thread)}")
     return CheckResult(False, f"{len(found)} matching post(s), e.g. by {found[0].user} in {found[0].channel}: {brief(found[0].message)}")

@@ -64,6 +64,12 @@ def test_direct_messages_in_either_spelling(ctx):
     assert not chat.message_exists(ctx, channel="dm:dana,ola", text="EXP-7").passed
 
 
+def test_only_posts_after_a_time(ctx):
+    assert chat.message_exists(ctx, channel="finance", text="INV-2", after="2025-03-04T09:16:00Z").passed
+    assert not chat.message_exists(ctx, channel="finance", text="INV-2", after="2025-03-04T09:30:00").passed
+    assert chat.message_absent(ctx, regex="EXP-7", after=1741172400001).passed  # 11:00:00.001 on the 5th
+
+
 def test_message_absent(ctx):
     assert chat.message_absent(ctx, channel="general", regex="salary|EXP-7").passed
     found = chat.message_absent(ctx, regex="EXP-7")
