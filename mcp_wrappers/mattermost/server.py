@@ -178,12 +178,14 @@ def search_messages(query: Annotated[str, Field(description="Words to find; \"qu
     """Search messages in the channels you belong to, newest first. Example:
     search_messages(query="invoice overdue", channel="finance") or search_messages(query="after:2024-03-01 budget")."""
     s = session()
-    terms = query.strip()
-    if channel.strip():
-        terms += f" in:{s.find_channel(channel).name}" if not channel.strip().startswith("@") else ""
+    terms, target = query.strip(), s.find_channel(channel) if channel.strip() else None
+    if target is not None and target.type in ("O", "P"):
+        terms += f" in:{target.name}"
     if from_user.strip():
         terms += f" from:{s.find_user(from_user).username}"
-    found = s.client.search_posts(s.team.id, terms, per_page=limit).ordered()
+    found = s.client.search_posts(s.team.id, terms, per_page=limit if target is None else 200).ordered()
+    if target is not None:  # direct and group messages have no in: name; filter here
+        found = [p for p in found if p.channel_id == target.id][:limit]
     if not found:
         return f"No messages match '{terms}'."
     labels: dict[str, str] = {}
