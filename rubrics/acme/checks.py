@@ -287,3 +287,20 @@ def shared_file(ctx: CheckContext, *, name: str, channel: str | None = None, use
         if any(f == name or f.endswith("/" + name) for f in post.files):
             return CheckResult(True, f"{name} attached in {post.channel}: {brief(post.message)}")
     return CheckResult(False, f"no new post {_where(channel, user)} with {name} attached")
+
+
+@reads_documents("path")
+def formulas_kept(ctx: CheckContext, *, path: str, columns: list[str], first_row: int, last_row: int,
+                  sheet: str | None = None) -> CheckResult:
+    """Pass when every cell of `columns` in rows first_row..last_row still holds a formula."""
+    doc = ctx.probe.document(path)
+    if "error" in doc:
+        raise StateError(f"{path}: cannot read: {doc['error']}")
+    sheets = doc.get("sheets") or []
+    found = next((s for s in sheets if sheet is None or s.get("name") == sheet), None)
+    if found is None:
+        raise StateError(f"{path}: no sheet {sheet!r}")
+    cells = found.get("cells") or {}
+    lost = [f"{col}{r}" for r in range(first_row, last_row + 1) for col in columns
+            if not (cells.get(f"{col}{r}") or {}).get("formula")]
+    return CheckResult(not lost, "all formulas kept" if not lost else f"no formula in {', '.join(lost[:8])}{'...' if len(lost) > 8 else ''}")
