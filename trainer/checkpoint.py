@@ -46,8 +46,7 @@ def save_checkpoint(
     tmp = final.with_name(final.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    model.save_pretrained(tmp / "model")
-    tokenizer.save_pretrained(tmp / "model")
+    _save_pretrained(model, tokenizer, tmp / "model")
     torch.save(learner_state, tmp / "trainer.pt")
     torch.save(rng_state(), tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({"step": step, **state}, indent=1))
@@ -56,6 +55,20 @@ def save_checkpoint(
     for old in list_checkpoints(root)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _save_pretrained(model: Any, tokenizer: Any, folder: Path) -> None:
+    """save_pretrained without transformers' progress bar on every checkpoint."""
+    from transformers.utils import logging
+
+    bar = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    finally:
+        if bar:
+            logging.enable_progress_bar()
 
 
 def find_resume(root: Path, resume: str) -> Path | None:

@@ -9,6 +9,7 @@ or a Ray cluster:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,8 +62,11 @@ class GRPOTrainer:
 
     # -- run ------------------------------------------------------------
 
-    def run(self) -> list[dict[str, Any]]:
-        """Train to `config.steps` (resuming if a checkpoint is found); returns every step's metrics."""
+    def run(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Train to `config.steps` (resuming if a checkpoint is found); returns every step's metrics.
+
+        `on_step` sees each step's record as it is logged (the CLI prints it).
+        """
         self._write_config()
         self.resume()
         interval = self.config.checkpoint.interval
@@ -73,6 +77,8 @@ class GRPOTrainer:
                 if self.config.eval.interval and step % self.config.eval.interval == 0:
                     record.update(self.evaluate(step))
                 self.metrics.log(record)
+                if on_step is not None:
+                    on_step(record)
                 self.step_done = step
                 if (interval and step % interval == 0) or step == self.config.steps:
                     self.save()

@@ -6,12 +6,15 @@ become the types a user would expect; the pydantic model then validates them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from gym.errors import ConfigError
+
+FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
@@ -37,6 +40,8 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, str) and FLOAT.fullmatch(value.strip()):
+        value = float(value)  # YAML 1.1 reads `1e-6` (no dot) as a string
     return key.strip().split("."), value
 
 

@@ -50,4 +50,16 @@ def lora_config_dict(model: Any) -> dict[str, Any] | None:
     if not is_peft(model):
         return None
     config = model.peft_config[model.active_adapter]
-    return config.to_dict()
+    return _jsonable(config.to_dict())
+
+
+def _jsonable(value: Any) -> Any:
+    """peft configs hold sets and enums; adapter_config.json needs lists and strings."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [_jsonable(v) for v in value]
+        return sorted(items, key=str) if isinstance(value, set | frozenset) else items
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return getattr(value, "value", str(value))

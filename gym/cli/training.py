@@ -1,9 +1,51 @@
-"""CLI commands for this area (filled in by its issue)."""
+"""`egym train CONFIG.yaml [key=value ...]`: GRPO training on rubric scores (see docs/training.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+
+from gym.cli.errors import friendly
+
+
+def _line(record: dict[str, Any]) -> str:
+    def fmt(value: Any, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    return (
+        f"step {record['step']:>5}  reward {fmt(record['reward_mean'], '.3f')} ± {fmt(record['reward_std'], '.3f')}"
+        f"  pass {fmt(record['pass_rate'], '.0%')}  groups {record['groups_kept']}/{record['groups']}"
+        f"  loss {fmt(record['loss'], '+.4f')}  clip {fmt(record['clip_frac'], '.3f')}"
+        f"  rollout {record['time_rollout']:.1f}s  update {record['time_update']:.1f}s"
+        + (f"  eval {record['eval_reward_mean']:.3f}" if "eval_reward_mean" in record else "")
+    )
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("train")
+    @friendly
+    def train(
+        config: str = typer.Argument(..., help="Training config YAML (see trainer/configs/)."),
+        overrides: list[str] = typer.Argument(None, help="Dotted overrides, e.g. loss.clip_high=0.28 steps=200."),
+        print_config: bool = typer.Option(False, "--print-config", help="Print the resolved config and exit."),
+    ) -> None:
+        """Train a policy with GRPO on groups of rollouts scored by the rubrics."""
+        import yaml
+        from rich.console import Console
+
+        from trainer.config import load_config
+
+        cfg = load_config(config, overrides or [])
+        console = Console()
+        if print_config:
+            console.print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="", highlight=False)
+            return
+        from trainer.local import build_trainer
+
+        console.print(f"training {cfg.model.path or cfg.model.builder} for {cfg.steps} steps -> {cfg.output_dir}")
+        records = build_trainer(cfg).run(on_step=lambda r: console.print(_line(r), highlight=False, soft_wrap=True))
+        last = records[-1] if records else {}
+        console.print(f"done: {len(records)} steps, last reward {last.get('reward_mean', 0):.3f}; "
+                      f"metrics {cfg.output_dir}/{cfg.logging.metrics_file}, checkpoints {cfg.checkpoint_dir}",
+                      soft_wrap=True)

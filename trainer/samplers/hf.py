@@ -56,6 +56,7 @@ class HFSampler:
         self.end_ids = end_token_ids(model, tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.end_ids, default=0)
         self.version = 0
+        self._policies: dict[tuple, Policy] = {}
 
     @torch.no_grad()
     def generate(self, prompt_ids: list[int], n: int, params: SamplingConfig, seed: int) -> list[Completion]:
@@ -105,6 +106,15 @@ class HFSampler:
         import_weights(self.model, update.named_tensors())
 
     def chat_policy(self, params: SamplingConfig, seed: int) -> Policy:
-        from trainer.samplers.chat import SamplerChatPolicy
+        """The gym's own `hf` policy on this model object (weights are shared, so always current).
 
-        return SamplerChatPolicy(self, self.tokenizer, params, seed=seed, name="hf")
+        It samples with the global torch RNG, so gym rollouts are not replayable
+        token for token (sandbox timing makes them non-deterministic anyway).
+        """
+        from gym.policies.hf import HFPolicy
+
+        key = (params.temperature, params.top_p, params.max_new_tokens)
+        if key not in self._policies:  # one object per settings: its lock serialises generation on this model
+            self._policies[key] = HFPolicy(self.model, self.tokenizer, temperature=params.temperature,
+                                           top_p=params.top_p, max_new_tokens=params.max_new_tokens)
+        return self._policies[key]

@@ -1,0 +1,55 @@
+"""Config loading: YAML + dotted overrides, strict keys, registries with helpful errors."""
+
+import pytest
+
+from gym.errors import ConfigError
+from trainer.config import build_config, load_config
+from trainer.overrides import apply_overrides
+from trainer.registry import SOURCES, resolve
+
+
+def test_overrides_parse_yaml_scalars_and_create_sections():
+    data = apply_overrides({"a": {"b": 1}}, ["a.b=2", "a.c=true", "d.e.f=[x, y]", "g=1e-6", "h=null", "i=text"])
+    assert data == {"a": {"b": 2, "c": True}, "d": {"e": {"f": ["x", "y"]}}, "g": 1e-6, "h": None, "i": "text"}
+
+
+@pytest.mark.parametrize("bad", ["noequals", "=3", "a..b=1"])
+def test_malformed_override(bad):
+    with pytest.raises(ConfigError, match="dotted.key=value"):
+        apply_overrides({}, [bad])
+
+
+def test_override_into_a_value_is_an_error():
+    with pytest.raises(ConfigError, match="'a' is a value"):
+        apply_overrides({"a": 1}, ["a.b=2"])
+
+
+def test_shipped_configs_load(tmp_path):
+    cfg = load_config("trainer/configs/toy.yaml", ["loss.clip_high=0.28", "rollout.group_size=4"])
+    assert cfg.loss.clip_high == 0.28 and cfg.rollout.group_size == 4 and cfg.loss.kl_coef == 0.0
+    gpu = load_config("trainer/configs/gpu-qwen-lora.yaml")
+    assert gpu.sampler.backend == "vllm" and gpu.model.lora.enabled and gpu.ray.enabled
+
+
+def test_typo_in_a_key_names_it():
+    with pytest.raises(ConfigError, match="loss.clip_hihg: Extra inputs"):
+        build_config({"model": {"builder": "toy"}}, ["loss.clip_hihg=0.3"])
+
+
+def test_model_needs_exactly_one_source():
+    with pytest.raises(ConfigError, match="exactly one of model.path or model.builder"):
+        build_config({"model": {"builder": "toy", "path": "x"}})
+
+
+def test_unknown_band_and_normalisation_rejected():
+    with pytest.raises(ConfigError, match="unknown band"):
+        build_config({"model": {"builder": "toy"}}, ["tasks.curriculum.band_weights.medium=1"])
+    with pytest.raises(ConfigError, match="loss.normalization"):
+        build_config({"model": {"builder": "toy"}}, ["loss.normalization=batch"])
+
+
+def test_registry_did_you_mean():
+    with pytest.raises(ConfigError, match="did you mean 'toy'"):
+        resolve("tyo", SOURCES, "rollout source")
+    with pytest.raises(ConfigError, match="did you mean 'trainer.toy:ToyRolloutSource'"):
+        resolve("trainer.toy:ToyRolloutSourc", SOURCES, "rollout source")

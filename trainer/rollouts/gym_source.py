@@ -1,0 +1,101 @@
+"""Rollouts through the gym: the task's sandbox, the harness driving the sampler's policy, the rubric grader.
+
+This is the same path as `egym rollout` (gym.sandbox.launch, gym.harness,
+grader), with one difference: the policy is the trainer's live sampler rather
+than one built by name, so every turn carries token ids and logprobs.
+
+Reward = the rubric's normalised score. A rollout whose grade is incomplete
+(a check or judge could not run) or whose episode broke (sandbox failure,
+stop_reason "error") is marked incomplete: it is left out of its group's
+advantages unless `rollout.include_incomplete` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gym.errors import ConfigError
+from trainer.rollouts.trajectory import trajectory_samples
+from trainer.samples import Group, Rollout
+from trainer.seeding import derive_seed
+
+
+class GymOptions(BaseModel):
+    """`rollout.options` for the gym source."""
+
+    model_config = ConfigDict(extra="forbid")
+    harness: dict[str, Any] = Field(default_factory=dict, description="gym.harness.HarnessConfig fields (max_turns...).")
+    run_id: str | None = Field(None, description="Container label for this run (default: a fresh id per process).")
+    merge_turns: bool = Field(True, description="Merge turns whose prompt extends the previous sequence (exact).")
+
+
+class GymRolloutSource:
+    def __init__(self, config: Any, tokenizer: Any) -> None:
+        try:
+            self.options = GymOptions.model_validate(config.rollout.options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(f"rollout.options.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        self.config = config
+        self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"
+
+    def tasks(self, split: str) -> list[Any]:
+        from gym.tasks import discover_tasks
+
+        patterns = self.config.tasks.include
+        found = discover_tasks(*self.config.tasks.paths)
+        return [t for t in found if t.split == split and (not patterns or any(fnmatch.fnmatch(t.key, p) for p in patterns))]
+
+    def collect(self, sampler: Any, tasks: Sequence[Any], *, group_size: int, seeds: Sequence[int]) -> list[Group]:
+        return asyncio.run(self._collect(sampler, list(tasks), group_size, list(seeds)))
+
+    async def _collect(self, sampler: Any, tasks: list[Any], group_size: int, seeds: list[int]) -> list[Group]:
+        limit = asyncio.Semaphore(self.config.rollout.concurrency)
+
+        async def one(task: Any, seed: int, index: int) -> Rollout:
+            async with limit:
+                return await self.rollout(sampler, task, derive_seed(seed, index))
+
+        jobs = [[one(task, seed, i) for i in range(group_size)] for task, seed in zip(tasks, seeds, strict=True)]
+        results = await asyncio.gather(*(asyncio.gather(*group) for group in jobs))
+        return [Group(task=task.key, rollouts=list(r)) for task, r in zip(tasks, results, strict=True)]
+
+    async def rollout(self, sampler: Any, task: Any, seed: int) -> Rollout:
+        """One episode in a fresh sandbox; never raises for a broken episode (it comes back incomplete)."""
+        from grader import grade_task
+        from gym.harness import HarnessConfig, run_episode
+        from gym.rollout import describe_error, start_sandbox
+        from gym.sandbox.launch import start_task_sandbox
+        from gym.tasks import world_of
+
+        policy = sampler.chat_policy(self.config.sampling, seed)
+        rollout_id = f"{task.key.replace('/', '-')}-{seed:x}"
+        sandbox = None
+        try:
+            world = world_of(task)
+            harness = HarnessConfig.model_validate(self.options.harness)
+            sandbox = await start_sandbox(
+                lambda: start_task_sandbox(task, world=world, run_id=self.run_id, rollout_id=rollout_id)
+            )
+            trajectory = await run_episode(sandbox, task, world, policy, harness)
+            grade = await grade_task(task, sandbox, trajectory)
+        except Exception as exc:  # noqa: BLE001 - a broken episode is data, not a crash of the training run
+            return Rollout(samples=[], reward=0.0, incomplete=True, info={"error": describe_error(exc)})
+        finally:
+            if sandbox is not None:
+                await asyncio.to_thread(sandbox.close)
+        broken = trajectory.stop_reason == "error"
+        return Rollout(
+            samples=trajectory_samples(trajectory, merge=self.options.merge_turns),
+            reward=grade.normalized,
+            passed=grade.normalized >= task.pass_threshold,
+            incomplete=grade.incomplete or broken,
+            info={"grade": str(grade), "stop_reason": trajectory.stop_reason, "error": trajectory.error,
+                  "turns": len(trajectory.steps)},
+        )
