@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from grader.lint import lint
 from gym.cli import app
+from tests.grader.test_loader import json_values
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD_ITEM = {"id": "ok", "description": "row", "points": 2, "kind": "python", "check": "sql.row_exists",
@@ -105,3 +108,32 @@ def test_lint_checks_tasks_and_pairs_them_with_rubrics(tmp_path):
 def test_lint_of_a_missing_path_is_a_problem(tmp_path):
     report = lint([tmp_path / "nowhere"])
     assert [str(p) for p in report.problems] == [f"{tmp_path / 'nowhere'}:$: no such file or folder"]
+
+
+FOREACH_ITEM = {"id": "v-{{value}}", "description": "value {{value}}", "points": 1, "kind": "python",
+                "check": "sql.value_equals", "args": {"query": "SELECT {{value}}", "expected": "{{value}}"},
+                "foreach": {"values": [1, 2]}}
+
+
+@st.composite
+def mutated_rubric(draw):
+    """A parameterised rubric with random JSON in one place: lint must report, never raise."""
+    item = json.loads(json.dumps(FOREACH_ITEM))
+    target = draw(st.sampled_from(["values", "args", "id", "check", "foreach"]))
+    value = draw(json_values)
+    if target == "values":
+        item["foreach"]["values"] = value if isinstance(value, list) else [value]
+    elif target == "args":
+        item["args"][draw(st.text(max_size=8))] = value
+    else:
+        item[target] = value
+    return {"task": "acme/fuzz", "items": [GOOD_ITEM, item]}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=mutated_rubric())
+def test_lint_never_raises_on_random_rubrics(tmp_path, data):
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(data))
+    report = lint([path])
+    assert all(str(p).startswith(f"{path}:$") for p in report.problems)
