@@ -162,10 +162,15 @@ def _offset(page: int, per_page: int) -> int:
 # -- runs -----------------------------------------------------------------
 
 
-def run_page(s: Session, page: int, per_page: int) -> Page[RunSummary]:
+def run_kinds(s: Session) -> list[str]:
+    return list(s.scalars(select(RunRow.kind).group_by(RunRow.kind).order_by(RunRow.kind)))
+
+
+def run_page(s: Session, page: int, per_page: int, *, kind: str | None = None) -> Page[RunSummary]:
     """Runs, newest first, each with its aggregate stats (one grouped query for the whole page)."""
-    total = s.scalar(select(func.count()).select_from(RunRow)) or 0
-    runs = list(s.scalars(select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id)
+    where = [RunRow.kind == kind] if kind else []
+    total = s.scalar(select(func.count()).select_from(RunRow).where(*where)) or 0
+    runs = list(s.scalars(select(RunRow).where(*where).order_by(RunRow.created_at.desc(), RunRow.id)
                           .limit(per_page).offset(_offset(page, per_page))))  # fmt: skip
     rows = s.execute(
         select(RolloutRow.run_id, *_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at))
@@ -226,9 +231,10 @@ _LIST_COLUMNS = (
 
 
 def rollout_page(s: Session, page: int, per_page: int, *, run_id: str | None = None,
-                 task: str | None = None) -> Page[Any]:
+                 task: str | None = None, status: str | None = None) -> Page[Any]:
     """Rollout rows without their trajectories, ordered by task and sample (run: newest first)."""
-    where = [c == v for c, v in ((RolloutRow.run_id, run_id), (RolloutRow.task, task)) if v is not None]
+    filters = ((RolloutRow.run_id, run_id), (RolloutRow.task, task), (RolloutRow.status, status))
+    where = [c == v for c, v in filters if v is not None]
     total = s.scalar(select(func.count()).select_from(RolloutRow).where(*where)) or 0
     order = (RunRow.created_at.desc(), RolloutRow.task, RolloutRow.sample)
     # Sort and cut on the narrow key columns first, then read the page's rows: the score columns sit

@@ -138,3 +138,14 @@ def test_rollout_page_is_paged_and_filtered(store):
     assert all(r.task == "w/a" for r in page.items)
     assert [r.id for r in everything.items[3:6]] == [r.id for r in page.items]
     assert exists == (True, False)
+
+
+def test_filters_by_run_kind_and_rollout_status(store):
+    store.create_run("cal", policy="null", kind="calibrate")
+    with store.session() as s:
+        calibrations = queries.run_page(s, 1, 10, kind="calibrate")
+        kinds = queries.run_kinds(s)
+        failed = queries.rollout_page(s, 1, 10, run_id="r1", status="failed")
+    assert [r.run.id for r in calibrations.items] == ["cal"] and calibrations.total == 1
+    assert kinds == ["batch", "calibrate"]
+    assert [(r.task, r.sample, r.error) for r in failed.items] == [("w/b", 1, "sandbox failed")]

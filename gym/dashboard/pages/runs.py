@@ -11,9 +11,11 @@ from gym.dashboard.pages.common import ctx, not_found, page_number
 
 def run_list(request: Request) -> Response:
     c = ctx(request)
+    kind = request.query_params.get("kind") or None
     with c.store.session() as s:
-        page = queries.run_page(s, page_number(request), c.config.per_page)
-    return c.render(request, "runs.html", page=page)
+        page = queries.run_page(s, page_number(request), c.config.per_page, kind=kind)
+        kinds = queries.run_kinds(s)
+    return c.render(request, "runs.html", page=page, kind=kind, kinds=kinds)
 
 
 def run_detail(request: Request) -> Response:
@@ -25,7 +27,8 @@ def run_detail(request: Request) -> Response:
             raise not_found(f"No run '{run_id}' in the run store.")
         counts, edges = queries.score_histogram(s, run_id=run_id)
         tasks = queries.task_table(s, run_id)
-        rollouts = queries.rollout_page(s, page_number(request), c.config.per_page, run_id=run_id)
+        status = request.query_params.get("status") or None
+        rollouts = queries.rollout_page(s, page_number(request), c.config.per_page, run_id=run_id, status=status)
     chart = svg.histogram(counts, edges, title=f"Scores of run {run_id}", x_label="normalized score")
     return c.render(request, "run.html", summary=summary, run=summary.run, stats=summary.stats,
-                    histogram=chart, tasks=tasks, rollouts=rollouts)
+                    histogram=chart, tasks=tasks, rollouts=rollouts, status=status)
