@@ -88,3 +88,15 @@ def write_stub_tasks(root: Path, names: list[str], world: str = "demo") -> Path:
         (wdir / name / "task.yaml").write_text(yaml.safe_dump({"id": name, "title": name, "world": world,
                                                                "prompt": "Say hello."}))  # fmt: skip
     return wdir
+
+
+async def known_rate_rollout(spec: RolloutSpec) -> RolloutOutcome:
+    """A real rollout (sandbox, harness, grader) whose policy is the oracle for the first N samples, else null.
+
+    N comes from the task id `pass-N`, so a task's pass rate over K samples is exactly N/K.
+    """
+    from gym.rollout import run_rollout
+
+    passes = int(spec.task.rsplit("pass-", 1)[1])
+    policy = "oracle" if spec.sample < passes else "null"
+    return await run_rollout(spec.model_copy(update={"policy": policy, "harness": {"mcp_servers": {}}}))

@@ -1,0 +1,89 @@
+"""Calibration: Wilson intervals and the documented bands, from given scores and from real runs."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from gym.batch import BatchRequest
+from gym.batch.executors import LocalExecutor
+from gym.calibrate import Score, band_for, calibrate_run, calibrate_scores, wilson_interval
+from gym.cli import app
+from gym.store import Store
+from gym.tasks import discover_tasks
+from tests.gym.task_fixture import write_mini_world
+
+
+@pytest.mark.parametrize(
+    ("rate", "band"),
+    [
+        (0.0, "too-hard"),
+        (0.049, "too-hard"),
+        (0.05, "hard"),
+        (0.125, "hard"),
+        (0.199, "hard"),
+        (0.2, "target"),
+        (0.35, "target"),
+        (0.5, "target"),
+        (0.501, "too-easy"),
+        (1.0, "too-easy"),
+    ],
+)
+def test_band_cut_offs(rate, band):
+    assert band_for(rate) == band
+
+
+def test_wilson_interval_matches_reference_values():
+    # Reference: Wilson (1927) / statsmodels proportion_confint(method="wilson").
+    assert wilson_interval(2, 8) == pytest.approx((0.0715, 0.5907), abs=1e-4)
+    assert wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_scores_to_band_with_threshold_and_incomplete_grades():
+    scores = [Score(1.0), Score(0.85), Score(0.79), Score(0.1), Score(0.0), Score(0.9, incomplete=True)] + [
+        Score(0.0)
+    ] * 4
+    cal = calibrate_scores("w/t", scores, threshold=0.8)
+    assert (cal.samples, cal.excluded, cal.passes) == (9, 1, 2)
+    assert cal.pass_rate == pytest.approx(2 / 9) and cal.band == "target"
+    assert cal.mean == pytest.approx((1.0 + 0.85 + 0.79 + 0.1) / 9)
+    with_incomplete = calibrate_scores("w/t", scores, threshold=0.8, include_incomplete=True)
+    assert (with_incomplete.samples, with_incomplete.passes) == (10, 3)
+    assert not cal.confident  # 9 samples cannot pin a 20-50% band
+
+
+def test_confident_only_when_the_interval_sits_inside_the_band():
+    assert calibrate_scores("w/t", [Score(1.0)] * 40, threshold=0.8).confident
+    assert not calibrate_scores("w/t", [Score(1.0)] * 3, threshold=0.8).confident
+    assert calibrate_scores("w/t", [], threshold=0.8).band is None
+
+
+@pytest.mark.docker
+async def test_real_runs_with_known_success_rates_get_their_bands(tmp_path, docker_image):
+    # pass-N: the oracle acts in the first N of 8 samples, the null policy in the rest.
+    tasks = discover_tasks(write_mini_world(tmp_path, {f"pass-{n}": {} for n in (8, 2, 1, 0)}))
+    store = Store(str(tmp_path / "runs.db"))
+    req = BatchRequest(tasks=tasks, policy="known-rate", samples=8, concurrency=4, kind="calibrate")
+    results = await calibrate_run(store, req, LocalExecutor("tests.gym.batch_fakes:known_rate_rollout"))
+    got = {c.task: (c.passes, c.samples, c.band) for c in results}
+    assert got == {
+        "mini/pass-8": (8, 8, "too-easy"),
+        "mini/pass-2": (2, 8, "target"),
+        "mini/pass-1": (1, 8, "hard"),
+        "mini/pass-0": (0, 8, "too-hard"),
+    }
+    bands = {t.key: t.band for t in discover_tasks(tmp_path / "tasks")}  # written back to task.yaml
+    assert bands == {k: v[2] for k, v in got.items()}
+    assert store.run_stats(store.list_runs(kind="calibrate")[0].id)["done"] == 32
+
+
+def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, docker_image):
+    tasks_dir = write_mini_world(tmp_path, {"pass-1": {}})
+    args = ["calibrate", str(tasks_dir), "--policy", "known-rate", "--samples", "2", "--dry-run",
+            "--store", str(tmp_path / "runs.db"), "--rollout-fn", "tests.gym.batch_fakes:known_rate_rollout"]  # fmt: skip
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "mini/pass-1" in result.output and "1/2 (50%)" in result.output and "target" in result.output
+    assert "band:" not in (tasks_dir / "pass-1" / "task.yaml").read_text()
