@@ -139,3 +139,9 @@ async def test_read_channel_pages_newest_first(chat_mcp):
     assert "Older messages: read_channel" in first
     stamps = [re.search(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d) UTC\]", t).group(1) for t in (first, second)]
     assert stamps[0] >= stamps[1]
+
+
+async def test_search_in_a_direct_message(chat_mcp):
+    found = await chat_mcp.call_tool("search_messages", {"query": "accrual", "channel": "@raj.patel"})
+    assert not found.is_error and "did the accrual go out?" in found.text
+    assert "Q1 accruals" not in found.text  # that one is in #finance
