@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gym.harness.config import ContextConfig
+from gym.policies.base import ContextLimitExceeded
 from gym.trajectory import Message
 
 TokenCounter = Callable[[list[Message], list[dict[str, Any]]], int]
@@ -32,7 +33,7 @@ DIGEST_LINES = 40
 DIGEST_HEADER = "Earlier steps of this session, oldest first:"
 
 
-class ContextOverflow(Exception):
+class ContextOverflow(ContextLimitExceeded):
     """The system prompt, task and latest turn alone exceed the budget."""
 
 

@@ -13,10 +13,10 @@ import time
 import traceback
 
 from gym.harness.config import HarnessConfig
-from gym.harness.context import ContextManager, ContextOverflow, estimate_tokens
+from gym.harness.context import ContextManager, estimate_tokens
 from gym.harness.prompt import system_prompt
 from gym.harness.toolbox import Toolbox
-from gym.policies.base import CountsTokens, Policy, Summarizes
+from gym.policies.base import ContextLimitExceeded, CountsTokens, Policy, Summarizes
 from gym.sandbox.base import Sandbox
 from gym.tasks import Limits, Task, World
 from gym.trajectory import Message, Step, Trajectory
@@ -54,7 +54,7 @@ async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy
                 if not deadline.expired():
                     raise
                 trajectory.stop_reason = "time_limit"
-            except ContextOverflow as exc:
+            except ContextLimitExceeded as exc:
                 trajectory.stop_reason, trajectory.error = "context_limit", str(exc)
             trajectory.meta["todos"] = [item.model_dump() for item in toolbox.env.todos]
     except Exception as exc:  # noqa: BLE001 - an episode that breaks is recorded, never raised to the batch

@@ -131,7 +131,7 @@ class PersistentShell:
         threading.Thread(target=pump, name="egym-shell-reader", daemon=True).start()
         marker = f"__EGYM_{uuid.uuid4().hex}__"
         setup = (f"exec 2>&1\ncd {_quote(self.cwd)} 2>/dev/null || cd /workspace\n"
-                 "export PAGER=cat GIT_PAGER=cat TERM=dumb\n"
+                 "export USER=$(id -un) LOGNAME=$(id -un) PAGER=cat GIT_PAGER=cat TERM=dumb\n"
                  f"printf '\\n{marker} %s %s\\n' \"$$\" \"$PWD\"\n")
         stdio.write(setup.encode())
         collector = _Collector(4096, marker.encode())

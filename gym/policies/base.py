@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from gym.errors import PolicyError
 from gym.trajectory import AssistantTurn, Message
+
+
+class ContextLimitExceeded(PolicyError):
+    """The conversation no longer fits the model's window; the episode ends as `context_limit`."""
 
 
 @runtime_checkable

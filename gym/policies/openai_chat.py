@@ -1,0 +1,150 @@
+"""`openai`: any OpenAI-compatible chat-completions endpoint with tool calling (vLLM's server, hosted APIs).
+
+Retries (429 with Retry-After, 5xx, timeouts) are the `openai` client's own.
+OpenAI-style APIs only accept function names matching ^[a-zA-Z0-9_-]{1,64}$,
+so the canonical dotted names (`chat.post_message`) become `chat__post_message`
+on the wire and are mapped back in the reply: the rest of the gym only ever
+sees canonical names.
+
+With `token_ids=True` the request asks a vLLM server for token ids and
+logprobs (`logprobs`, `return_token_ids`, `return_tokens_as_token_ids`); a
+server that ignores them just leaves those fields empty in the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import openai
+
+from gym.errors import PolicyError
+from gym.harness.context import estimate_tokens
+from gym.policies.base import ContextLimitExceeded
+from gym.trajectory import AssistantTurn, Message, ToolCall
+
+CONTEXT_ERRORS = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
+TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+SUMMARY_PROMPT = ("You compress the earlier part of an agent's work session so it can continue with less context. "
+                  "Write a concise summary: what was asked, what was done (commands, files, records, messages), "
+                  "what was found (exact names, numbers, ids), and what remains. Plain text, no preamble.")
+
+
+def wire_name(name: str) -> str:
+    return name.replace(".", "__")
+
+
+class OpenAIPolicy:
+    name = "openai"
+
+    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                 temperature: float | None = None, top_p: float | None = None, max_tokens: int | None = None,
+                 timeout_s: float = 120.0, max_retries: int = 4, token_ids: bool = False,
+                 extra_body: dict[str, Any] | None = None, context_window: int | None = None):
+        self.model = model or os.environ.get("OPENAI_MODEL")
+        if not self.model:
+            raise PolicyError("openai policy: no model given; pass model=... or set OPENAI_MODEL")
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.client = openai.AsyncOpenAI(base_url=self.base_url, timeout=timeout_s, max_retries=max_retries,
+                                         api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY")
+        self.sampling = {k: v for k, v in {"temperature": temperature, "top_p": top_p,
+                                           "max_tokens": max_tokens}.items() if v is not None}
+        self.token_ids, self.extra_body = token_ids, dict(extra_body or {})
+        self.context_window = context_window
+
+    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        return estimate_tokens(messages, tools)
+
+    async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
+        names = {wire_name(t["function"]["name"]): t["function"]["name"] for t in tools}
+        request: dict[str, Any] = {"model": self.model, "messages": [_wire_message(m) for m in messages],
+                                   **self.sampling}
+        if tools:
+            request["tools"] = [{**t, "function": {**t["function"], "name": wire_name(t["function"]["name"])}}
+                                for t in tools]
+        extra = dict(self.extra_body)
+        if self.token_ids:
+            request["logprobs"] = True
+            extra.update(return_token_ids=True, return_tokens_as_token_ids=True)
+        response = await self._create(request, extra)
+        return _turn(response, names)
+
+    async def summarize(self, messages: list[Message]) -> str:
+        transcript = "\n\n".join(_as_text(m) for m in messages)
+        request = {"model": self.model, "messages": [{"role": "system", "content": SUMMARY_PROMPT},
+                                                     {"role": "user", "content": transcript}], **self.sampling}
+        response = await self._create(request, dict(self.extra_body))
+        return response.choices[0].message.content or ""
+
+    async def _create(self, request: dict[str, Any], extra: dict[str, Any]) -> Any:
+        try:
+            response = await self.client.chat.completions.create(**request, extra_body=extra or None)
+        except openai.BadRequestError as exc:
+            if CONTEXT_ERRORS.search(str(exc)):
+                raise ContextLimitExceeded(f"{self.base_url} ({self.model}): {exc}".replace("\n", " ")) from None
+            raise PolicyError(f"{self.base_url} ({self.model}) rejected the request: {exc}") from None
+        except openai.APIError as exc:
+            raise PolicyError(f"{self.base_url} ({self.model}) failed after retries: {exc}; "
+                              "check the endpoint, key and model name") from None
+        if not response.choices:
+            raise PolicyError(f"{self.base_url} ({self.model}) answered with no choices")
+        return response
+
+
+def _wire_message(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": wire_name(c.name), "arguments": _valid_json(c.arguments)}}
+                             for c in message.tool_calls]
+    if message.role == "tool":
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _valid_json(arguments: str) -> str:
+    """Servers such as vLLM parse earlier calls' arguments and reject malformed JSON; the model was
+    already told its call was malformed (in the tool result), so the history carries `{}` instead."""
+    try:
+        return arguments if isinstance(json.loads(arguments or "{}"), dict) else "{}"
+    except json.JSONDecodeError:
+        return "{}"
+
+
+def _as_text(message: Message) -> str:
+    calls = "".join(f"\n-> {c.name}({c.arguments})" for c in message.tool_calls)
+    return f"[{message.role}] {message.content}{calls}"
+
+
+def _turn(response: Any, names: dict[str, str]) -> AssistantTurn:
+    choice = response.choices[0]
+    message = choice.message
+    calls = [ToolCall(id=c.id, name=names.get(c.function.name, c.function.name),
+                      arguments=c.function.arguments or "")
+             for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+    data = response.model_dump()
+    choice_data = data["choices"][0]
+    logprobs, token_ids = _token_info(choice_data)
+    usage = response.usage
+    return AssistantTurn(
+        content=message.content or "", tool_calls=calls,
+        prompt_token_ids=data.get("prompt_token_ids") or choice_data.get("prompt_token_ids"),
+        token_ids=token_ids, logprobs=logprobs, finish_reason=choice.finish_reason,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+    )
+
+
+def _token_info(choice: dict[str, Any]) -> tuple[list[float] | None, list[int] | None]:
+    """Logprobs and completion token ids when the server sent them; None for what is missing or inconsistent."""
+    entries = (choice.get("logprobs") or {}).get("content") or []
+    logprobs = [float(e["logprob"]) for e in entries] or None
+    token_ids = choice.get("token_ids")
+    if token_ids is None and entries:
+        matches = [TOKEN_ID.match(e.get("token") or "") for e in entries]
+        token_ids = [int(m.group(1)) for m in matches] if all(matches) else None
+    if token_ids is not None and logprobs is not None and len(token_ids) != len(logprobs):
+        logprobs = None
+    return logprobs, token_ids
