@@ -131,7 +131,12 @@ call("GET", "/posts/{post_id}/thread", AGENT, expect=200, post_id=reply["id"])
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=finance["id"])
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=finance["id"],
      params={"collapsedThreads": "true", "per_page": 1})
-call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=chan["id"], params={"before": reply["id"]})
+older = call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=chan["id"],
+             params={"before": reply["id"]})
+newer = call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=chan["id"],
+             params={"after": root["id"]})
+if older["order"] != [root["id"]] or newer["order"] != [reply["id"]]:
+    sys.exit(f"before/after paging wrong: {older['order']} {newer['order']}")
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=403, channel_id=hr["id"])
 call("POST", "/teams/{team_id}/posts/search", AGENT, expect=200, json_body={"terms": "accruals", "is_or_search": False},
      team_id=acme["id"])
