@@ -49,9 +49,11 @@ class RayExecutor:
         self._remote = ray.remote(num_cpus=num_cpus, max_retries=0)(_rollout_in_worker)
         self._reaper = ray.remote(num_cpus=0)(_reap_on_node)
         self._inflight: set[Any] = set()
+        self.submitted = 0
 
     async def run(self, spec: RolloutSpec) -> RolloutOutcome:
         ref = self._remote.remote(spec.model_dump(mode="json"), self._rollout_fn)
+        self.submitted += 1
         self._inflight.add(ref)
         try:
             return RolloutOutcome.model_validate(await ref)

@@ -17,10 +17,12 @@ from gym.batch.executors import LocalExecutor
 from gym.sandbox.docker_client import client
 from gym.store import Store
 from gym.tasks import discover_tasks
-from tests.gym.batch_fakes import flaky_rollout, known_score, sandbox_rollout, write_stub_tasks
+from tests.gym.batch_fakes import flaky_rollout, sandbox_rollout, write_stub_tasks
+from tests.gym.task_fixture import write_mini_world
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.docker
+NO_MCP = {"mcp_servers": {}}  # bash and file tools are enough here
 
 
 def containers_of(run_id: str) -> list:
@@ -55,17 +57,21 @@ class CountingExecutor(LocalExecutor):
             self.inflight -= 1
 
 
-async def test_eight_rollouts_at_concurrency_four_are_all_stored(tasks, store):
-    executor = CountingExecutor(sandbox_rollout)
-    req = BatchRequest(tasks=tasks, policy="fake", samples=4, concurrency=4, run_id="eight")
+async def test_eight_rollouts_at_concurrency_four_are_all_stored(tmp_path, store, docker_image):
+    tasks = discover_tasks(write_mini_world(tmp_path, {"first": {}, "second": {}}))
+    executor = CountingExecutor(None)  # the real rollout: sandbox, harness, oracle policy, grader
+    req = BatchRequest(tasks=tasks, policy="oracle", samples=4, concurrency=4, run_id="eight", harness=NO_MCP)
     result = await run_batch(store, req, executor)
     assert (result.planned, result.ran, result.failed) == (8, 8, 0)
     assert executor.peak == 4
-    rows = store.list_rollouts("eight")
+    rows = store.list_rollouts("eight", with_items=True)
     assert sorted((r.task, r.sample) for r in rows) == [(t.key, s) for t in tasks for s in range(4)]
-    assert all(r.status == "done" and r.attempts == 1 for r in rows)
-    assert [r.reward for r in rows] == [known_score(r.sample) for r in rows]
-    assert rows[1].trajectory_model().final_answer == "sample-1"  # the container really ran the command
+    assert all(r.status == "done" and r.attempts == 1 and r.stop_reason == "answered" for r in rows)
+    assert {str(r.grade_model()) for r in rows} == {"8/8"}
+    assert (
+        len(rows[0].items) == 4
+        and rows[0].trajectory_model().steps[0].results[0].output.strip() == "UPDATE 1"
+    )
     assert store.get_run("eight").status == "done"
     assert containers_of("eight") == []
 
