@@ -194,12 +194,19 @@ def _text_of(ctx: CheckContext, path: str) -> str:
 
 @reads_documents("path")
 def document_has_amount(ctx: CheckContext, *, path: str, amount: float, tolerance: float = 0.5,
-                        near: str | None = None) -> CheckResult:
-    """Pass when the document states `amount` (on a line/table row containing `near`, if given)."""
+                        near: str | None = None, also: list[float] | None = None) -> CheckResult:
+    """Pass when the document states `amount` (or one of `also`) on a line/table row containing `near`."""
     text = _text_of(ctx, path)
     lines = [ln for ln in text.splitlines() if near is None or near.casefold() in ln.casefold()]
-    ok = any(has_amount(ln, amount, tolerance) for ln in lines)
+    ok = any(has_amount(ln, a, tolerance) for ln in lines for a in [amount, *(also or [])])
     return CheckResult(ok, f"{amount} {'found' if ok else 'not found'}{' near ' + repr(near) if near else ''} in {path}")
+
+
+@reads_documents("path")
+def document_lacks(ctx: CheckContext, *, path: str, regex: str) -> CheckResult:
+    """Pass when the document exists and nothing in it matches `regex` (e.g. template placeholders left over)."""
+    found = re.search(regex, _text_of(ctx, path), re.IGNORECASE)
+    return CheckResult(found is None, "no match" if found is None else f"still contains {found.group(0)!r}")
 
 
 def _rows(ctx: CheckContext, path: str, sheet: str | None) -> list[dict[str, dict[str, Any]]]:
