@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import docker
 import docker.errors
 
 from gym.errors import SandboxError
 
-DEFAULT_IMAGE = "egym/world:latest"
+# EGYM_IMAGE picks another rollout image, e.g. one built with real Mattermost (images/mattermost/).
+DEFAULT_IMAGE = os.environ.get("EGYM_IMAGE", "egym/world:latest")
 LABEL = "egym.managed"
 
 
