@@ -21,7 +21,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from grader.grade import Verdict
@@ -126,7 +125,7 @@ class Judge:
         self.config = config or JudgeConfig.from_env()
         self.policy_model = policy_model
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: Any = None  # openai.AsyncOpenAI, imported on first use (it takes ~1 s)
         self._semaphore: asyncio.Semaphore | None = None
         self.calls = 0  # requests actually sent (cache misses), for tests and benchmarks
 
@@ -143,8 +142,10 @@ class Judge:
                 )
         return models
 
-    def _session(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+    def _session(self) -> tuple[Any, asyncio.Semaphore]:
         """A client and semaphore bound to the running event loop (httpx clients cannot cross loops)."""
+        import openai
+
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._client is None or self._semaphore is None:
             if not self.config.base_url and not os.environ.get("OPENAI_BASE_URL") and not self.config.api_key:
@@ -184,6 +185,8 @@ class Judge:
         return Verdict(model=model, sample=sample, score=score, verdict=str(data["verdict"]), reason=str(data.get("reason", "")))
 
     async def _call(self, request: dict[str, Any], item: JudgeItem) -> tuple[dict[str, Any], float]:
+        import openai
+
         client, semaphore = self._session()
         problem = ""
         for _attempt in range(2):  # a second chance for an answer that is not on the scale

@@ -1,90 +1,130 @@
-"""One persistent, read-only PostgreSQL session inside a sandbox, spoken to over an exec's stdio.
+"""One persistent, read-only `psql` session inside a sandbox, spoken to over an exec's stdio.
 
-A `docker exec` costs tens of milliseconds; a 200-item rubric with one exec per
-query would take seconds. Instead one small Python process (psycopg, already in
-the container's venv) runs as the `postgres` superuser and answers JSON lines:
-request `{"q": sql, "p": params}`, reply `{"rows": [...]}` or `{"error": "..."}`.
-The script is passed on the command line; nothing is written into the container.
+A `docker exec` costs tens of milliseconds, so one exec per query would make a
+200-item rubric take seconds; a Python client in the container would spend most
+of a second importing its driver. `psql` starts in milliseconds, and PostgreSQL
+itself turns each result into JSON: every query is wrapped as
+`SELECT coalesce(json_agg(q), '[]') FROM (<query>) q`, followed by an `\\echo`
+of a random marker that ends the answer. Numerics arrive as JSON numbers,
+dates and times as ISO text.
+
+Parameters (`%(name)s`, or `%s` with a list) are bound on the host as quoted
+SQL literals by psycopg's own quoting, like psycopg's client-side cursor.
+Queries must be SELECT-like (SELECT, WITH, VALUES, TABLE).
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import re
+import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from psycopg import sql as pgsql
 
 from grader.errors import ProbeError, StateError
 
-# Runs inside the container. Read-only session, statement timeout, client-side
-# parameter binding (`%(name)s`, like psycopg2) so untyped literals compare
-# naturally. Values PostgreSQL returns become JSON: numerics as numbers,
-# dates and times as ISO text.
-SCRIPT = r"""
-import datetime, decimal, json, sys
-import psycopg
-conn = psycopg.connect(dbname=sys.argv[1], autocommit=True, cursor_factory=psycopg.ClientCursor)
-conn.execute("SET default_transaction_read_only = on")
-conn.execute("SET statement_timeout = '20s'")
-def enc(v):
-    if isinstance(v, decimal.Decimal):
-        return int(v) if v.is_finite() and v == v.to_integral_value() else float(v)
-    if isinstance(v, (datetime.date, datetime.time)):
-        return v.isoformat()
-    if isinstance(v, datetime.timedelta):
-        return v.total_seconds()
-    if isinstance(v, (bytes, memoryview)):
-        return bytes(v).hex()
-    return str(v)
-print(json.dumps({"ready": True}), flush=True)
-for line in sys.stdin:
-    req = json.loads(line)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(req["q"], req.get("p"))
-            cols = [d.name for d in cur.description] if cur.description else []
-            out = {"rows": [dict(zip(cols, r)) for r in cur.fetchall()] if cols else []}
-    except (psycopg.Error, ValueError, TypeError, KeyError, IndexError) as e:
-        out = {"error": " ".join(str(e).split())[:500] or type(e).__name__}
-    sys.stdout.write(json.dumps(out, default=enc) + "\n")
-    sys.stdout.flush()
-"""
+# Read-only session, a statement timeout, and no NOTICE chatter in the output.
+PGOPTIONS = "-c default_transaction_read_only=on -c statement_timeout=20s -c client_min_messages=warning"
+ANSWER_TIMEOUT_S = 60.0
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s|%%|%s")
+_ERROR_PREFIX = re.compile(r"^psql:<stdin>:\d+: ")
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, dict):
+        value = json.dumps(value)
+    return pgsql.Literal(value).as_string(None)
+
+
+def bind(query: str, params: Mapping[str, Any] | Sequence[Any] | None) -> str:
+    """The query with its placeholders replaced by quoted literals (no placeholders are read without params)."""
+    if params is None:
+        return query
+    positional = iter(params) if not isinstance(params, Mapping) else None
+
+    def replace(match: re.Match) -> str:
+        token = match.group(0)
+        if token == "%%":
+            return "%"
+        if token == "%s":
+            if positional is None:
+                raise ValueError("the query uses %s but params is an object; write %(name)s")
+            try:
+                return _literal(next(positional))
+            except StopIteration:
+                raise ValueError("more %s placeholders than params") from None
+        if not isinstance(params, Mapping):
+            raise ValueError(f"the query uses %({match.group(1)})s but params is a list")
+        if match.group(1) not in params:
+            raise ValueError(f"no param {match.group(1)!r} (params: {', '.join(params) or 'none'})")
+        return _literal(params[match.group(1)])
+
+    return _PLACEHOLDER.sub(replace, query)
 
 
 class SqlSession:
-    """Started on first use; `query` is thread-safe (one request in flight at a time)."""
+    """Started at construction; `query` is thread-safe (one request in flight at a time)."""
 
     def __init__(self, sandbox, database: str = "company"):
         self.sandbox = sandbox
-        self._stdio = sandbox.open_stdio(["python3", "-u", "-c", SCRIPT, database], user="postgres")
-        self._buffer = b""
+        cmd = ["bash", "-c", f'exec psql -X -q -A -t -v ON_ERROR_STOP=0 -d "{database}" 2>&1']
+        self._stdio = sandbox.open_stdio(cmd, user="postgres", env={"PGOPTIONS": PGOPTIONS})
+        self._lines: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
-        ready = self._read_line()
-        if ready.get("ready") is not True:
-            raise ProbeError(f"SQL session in {sandbox.id[:12]} did not start: {ready}")
+        self._broken: str | None = None
+        threading.Thread(target=self._pump, daemon=True, name="egym-sql-reader").start()
 
-    def _read_line(self) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            chunk = self._stdio.read()
-            if not chunk:
-                tail = self._stdio.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-                raise ProbeError(f"SQL session in {self.sandbox.id[:12]} ended: {tail[0]}")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
+    def _pump(self) -> None:
+        """Read stdout into lines until the stream ends (a daemon thread: reads may block)."""
+        buffer = b""
         try:
-            return json.loads(line)
-        except ValueError:
-            raise ProbeError(f"SQL session in {self.sandbox.id[:12]} answered garbage: {line[:200]!r}") from None
+            while chunk := self._stdio.read():
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._lines.put(line.decode(errors="replace"))
+        except OSError:
+            pass
+        self._lines.put(None)
 
-    def query(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Rows as dicts; StateError when PostgreSQL rejects the statement (it is read-only)."""
-        request = json.dumps({"q": sql, "p": dict(params) if params is not None else None}, default=str)
+    def _answer(self, marker: str) -> list[str]:
+        lines = []
+        while True:
+            try:
+                line = self._lines.get(timeout=ANSWER_TIMEOUT_S)
+            except queue.Empty:
+                self._broken = f"no answer within {ANSWER_TIMEOUT_S:g}s (an unbalanced quote or comment in a query?)"
+                self.close()
+                raise ProbeError(f"SQL session in {self.sandbox.id[:12]}: {self._broken}") from None
+            if line is None:
+                self._broken = "psql ended: " + (" ".join(lines[-2:]) or "no output")
+                raise ProbeError(f"SQL session in {self.sandbox.id[:12]}: {self._broken}")
+            if line == marker:
+                return lines
+            lines.append(line)
+
+    def query(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Rows as dicts; StateError when PostgreSQL rejects the statement (the session is read-only)."""
+        if self._broken:
+            raise ProbeError(f"SQL session in {self.sandbox.id[:12]} is unusable: {self._broken}")
+        body = bind(sql, params).strip().rstrip(";").rstrip()
+        marker = f"--egym-{secrets.token_hex(8)}--"
+        request = f"SELECT coalesce(json_agg(q), '[]'::json) FROM (\n{body}\n) AS q;\n\\echo {marker}\n"
         with self._lock:
-            self._stdio.write(request.encode() + b"\n")
-            reply = self._read_line()
-        if "error" in reply:
-            raise StateError(f"query failed: {reply['error']}")
-        return reply["rows"]
+            self._stdio.write(request.encode())
+            lines = self._answer(marker)
+        text = "\n".join(lines).strip()
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        errors = [_ERROR_PREFIX.sub("", line) for line in lines if "ERROR:" in line] or lines[:1] or ["no result"]
+        raise StateError("query failed: " + " ".join(errors[0].replace("ERROR:", "").split()))
 
     def close(self) -> None:
         self._stdio.close()

@@ -16,6 +16,7 @@ INSERT INTO invoices VALUES
   ('INV-2', 'O''Brien & Co', 80.00, '2025-03-15', 'open'),
   ('INV-3', 'Initech', 15.25, '2025-04-01', 'open');
 GRANT SELECT ON invoices TO agent;
+CREATE SEQUENCE invoice_numbers;
 """
 
 
@@ -72,9 +73,21 @@ def test_query_equals_as_a_set_and_in_order(ctx):
 def test_a_broken_state_is_a_state_error_and_the_session_stays_read_only(ctx):
     with pytest.raises(StateError, match='relation "nope" does not exist'):
         ctx.probe.sql("SELECT * FROM nope")
+    with pytest.raises(StateError, match="syntax error"):
+        ctx.probe.sql("DELETE FROM invoices")  # only SELECT-like queries
     with pytest.raises(StateError, match="read-only transaction"):
-        ctx.probe.sql("DELETE FROM invoices")
-    assert len(ctx.probe.sql("SELECT * FROM invoices")) == 3  # the session survives both errors
+        ctx.probe.sql("SELECT nextval('invoice_numbers')")
+    assert ctx.probe.sql("SELECT current_setting('transaction_read_only') AS ro") == [{"ro": "on"}]
+    assert len(ctx.probe.sql("SELECT * FROM invoices")) == 3  # the session survives the errors
+
+
+def test_params_are_bound_as_literals(ctx):
+    assert ctx.probe.sql("SELECT %(a)s::int + 1 AS x, %(b)s AS y, '100%%' AS pct",
+                         {"a": 41, "b": "it's"}) == [{"x": 42, "y": "it's", "pct": "100%"}]
+    assert ctx.probe.sql("SELECT %s AS x", [None]) == [{"x": None}]
+    assert ctx.probe.sql("SELECT '100%' AS pct") == [{"pct": "100%"}]  # no params: % is literal
+    with pytest.raises(ValueError, match="no param 'c'"):
+        ctx.probe.sql("SELECT %(c)s", {"a": 1})
 
 
 def test_results_are_cached_per_probe(ctx):
