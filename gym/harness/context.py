@@ -89,9 +89,10 @@ def _digest(previous: str, dropped: list[list[Message]]) -> str:
         for call in head.tool_calls:
             outcome = _one_line(results.get(call.id, "(no result)"), 100)
             lines.append(f"- {call.name} {_one_line(call.arguments, 120)} -> {outcome}")
-    kept = lines[-DIGEST_LINES:]
-    skipped = [f"(... {len(lines) - len(kept)} earlier lines omitted)"] if len(lines) > len(kept) else []
-    return "\n".join([DIGEST_HEADER, *skipped, *kept])
+    if len(lines) > DIGEST_LINES:  # the first steps (orientation) and the latest ones matter most
+        head, tail = lines[:DIGEST_LINES // 4], lines[-(DIGEST_LINES - DIGEST_LINES // 4):]
+        lines = [*head, f"- (... {len(lines) - len(head) - len(tail)} steps omitted ...)", *tail]
+    return "\n".join([DIGEST_HEADER, *lines])
 
 
 def _one_line(text: str, limit: int) -> str:

@@ -219,3 +219,29 @@ async def test_injected_faults_are_seeded_and_recorded(loop_sandbox, tmp_path):
     assert all(r.is_error for r in faulted)
     # a faulted call never reached the app
     assert sorted(stored) == sorted(f"k{i}" for i, r in enumerate(results) if not r.fault)
+
+
+async def test_the_loop_compacts_the_context_and_records_tokens(loop_sandbox, tmp_path):
+    def decide(messages, tools):
+        turn = len(policy.seen)
+        return bash_turn("seq 100000 103000", f"c{turn}") if turn <= 6 else AssistantTurn(content="finished")
+
+    policy = Scripted(decide)
+    config = HarnessConfig(mcp_servers={}, context={"window": 7000, "reserve_tokens": 1000, "keep_recent_turns": 2})
+    trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, policy, config)
+
+    assert trajectory.stop_reason == "answered", trajectory.error
+    assert any(step.compacted for step in trajectory.steps)
+    assert all(step.context_tokens <= 6000 for step in trajectory.steps)
+    outputs = [m.content for m in trajectory.messages if m.role == "tool"]
+    assert len(outputs) >= 4 and all(o.endswith("103000") for o in outputs)  # the transcript stays complete
+    last_context = policy.seen[-1]
+    assert last_context[1].content == "Write the quarterly report."
+    assert any("context window" in m.content for m in last_context)
+
+
+async def test_a_window_too_small_for_the_task_ends_as_context_limit(loop_sandbox, tmp_path):
+    config = HarnessConfig(mcp_servers={}, context={"window": 600, "reserve_tokens": 100})
+    trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, make_policy("null"), config)
+    assert trajectory.stop_reason == "context_limit" and trajectory.truncated
+    assert "budget 500" in trajectory.error
