@@ -47,6 +47,7 @@ class Score:
     items: list[ItemResult]
     error: str | None = None
     skipped: int = 0  # judge items left out (no judge configured)
+    episode_error: str | None = None  # the harness's error when the episode itself broke
 
     @property
     def normalized(self) -> float:
@@ -118,9 +119,12 @@ async def _rollout(task: Task, policy: str, opts: ValidateOptions) -> RolloutOut
     return await run_rollout(spec)
 
 
-def _describe(items: list[ItemResult], ids: list[str]) -> str:
+def _describe(items: list[ItemResult], ids: list[str], most: int = 5) -> str:
     by_id = {i.id: i for i in items}
-    return "; ".join(f"{i} ({by_id[i].evidence or by_id[i].error or by_id[i].status})"[:200] for i in ids)
+    shown = "; ".join(
+        f"{i} ({by_id[i].evidence or by_id[i].error or by_id[i].status})"[:160] for i in ids[:most]
+    )
+    return shown + (f"; +{len(ids) - most} more" if len(ids) > most else "")
 
 
 def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) -> None:
@@ -129,6 +133,8 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
     for name, score in (("oracle", oracle), ("null", null), ("baseline", base), *report.cheats.items()):
         if score is not None and score.error:
             report.problems.append(f"{name}: could not run: {score.error}")
+        elif score is not None and score.episode_error:
+            report.problems.append(f"{name}: the episode broke: {score.episode_error}")
         elif score is not None and score.errors():
             bad = score.errors()[0]
             report.problems.append(
@@ -167,7 +173,10 @@ async def validate_task(
         async with limit:
             target = CHEATS[policy.removeprefix("cheat-")] if policy.startswith("cheat-") else policy
             outcome = await _rollout(task, target, opts)
-        return restrict(outcome.grade, with_judge=with_judge, error=outcome.error)
+        score = restrict(outcome.grade, with_judge=with_judge, error=outcome.error)
+        if outcome.trajectory is not None and outcome.trajectory.stop_reason == "error":
+            score.episode_error = outcome.trajectory.error
+        return score
 
     async def baseline() -> Score:
         async with limit:

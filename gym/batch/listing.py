@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.table import Table
 
-from gym.batch.report import fmt_points, score_table
+from gym.batch.report import fmt_points, score_table, task_scores
 from gym.store import Store
 
 STATUS_STYLE = {
@@ -82,3 +82,26 @@ def run_detail(store: Store, run_id: str, *, limit: int = 200) -> RenderableType
         )
     title = f"run {run.id}: {run.kind}, policy {run.policy}{f' model {run.model}' if run.model else ''}, {run.status}"
     return Group(score_table(rows, title=title), table)
+
+
+def compare_table(store: Store, run_ids: list[str]) -> Table:
+    """Tasks down, runs across: each cell the mean score like '183/183' and the pass rate."""
+    per_run = {run_id: {s.task: s for s in task_scores(store.list_rollouts(run_id))} for run_id in run_ids}
+    runs = {run_id: store.get_run(run_id) for run_id in run_ids}
+    table = Table(title="scores by task", title_justify="left")
+    table.add_column("task")
+    for run_id in run_ids:
+        table.add_column(f"{run_id}\n{runs[run_id].policy}{f' {runs[run_id].model}' if runs[run_id].model else ''}",
+                         justify="right")  # fmt: skip
+    for task in sorted({t for scores in per_run.values() for t in scores}):
+        cells = []
+        for run_id in run_ids:
+            s = per_run[run_id].get(task)
+            if s is None or s.mean is None:
+                cells.append("-" if s is None else f"[red]{s.failed} failed[/]")
+            else:
+                cells.append(
+                    f"{s.score} ({s.mean:.0%})" + (f" [red]{s.failed} failed[/]" if s.failed else "")
+                )
+        table.add_row(task, *cells)
+    return table

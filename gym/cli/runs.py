@@ -31,7 +31,10 @@ OPTIONS = typer.Option(
     [], "--option", "-o", help="Policy option key=value (value parsed as YAML); repeatable."
 )
 HARNESS = typer.Option(
-    [], "--harness", "-H", help="Harness setting key=value, dotted for nested: -H faults.rate=0.1 -H max_turns=20."
+    [],
+    "--harness",
+    "-H",
+    help="Harness setting key=value, dotted for nested: -H faults.rate=0.1 -H max_turns=20.",
 )
 ROLLOUT_FN = typer.Option(
     None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
@@ -159,15 +162,22 @@ def batch(
 
 
 def runs(
-    run: str | None = typer.Argument(None, help="Show this run's rollouts instead of the list of runs."),
+    run_ids: list[str] = typer.Argument(
+        None, metavar="[RUN]...", help="One run: its rollouts; several: compare them."
+    ),
     limit: int = typer.Option(30, "--limit", "-n"),
     store: str | None = STORE,
 ) -> None:
-    """List runs (newest first), or one run's per-task scores and rollouts."""
-    from gym.batch.listing import run_detail, runs_table
+    """List runs (newest first); one run's per-task scores and rollouts; or several runs side by side."""
+    from gym.batch.listing import compare_table, run_detail, runs_table
 
     s = _store(store)
-    console.print(run_detail(s, run) if run else runs_table(s, limit=limit))
+    if not run_ids:
+        console.print(runs_table(s, limit=limit))
+    elif len(run_ids) == 1:
+        console.print(run_detail(s, run_ids[0]))
+    else:
+        console.print(compare_table(s, run_ids))
 
 
 def show(

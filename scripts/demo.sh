@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make demo`: validate the bundled tasks, then run a small batch and print the score table.
+#
+# No API key needed: the batch runs the `oracle` (reference solution) and `null`
+# (does nothing) policies, so the table shows each rubric's full range, e.g.
+# 162/162 vs 0/162. With OPENAI_BASE_URL or OPENAI_API_KEY set, the batch runs
+# that model through the `openai` policy instead (OPENAI_MODEL, default
+# gpt-4o-mini) and shows its real scores; set EGYM_JUDGE_MODEL (a different
+# model) to have judge items graded too.
+#
+# Knobs: DEMO_TASKS (default tasks/acme), DEMO_SAMPLES (1), DEMO_CONCURRENCY (2),
+# DEMO_ARGS (extra arguments for validate and batch, e.g. "-H max_turns=20"),
+# EGYM_STORE (default .egym/runs.db, so `egym serve` shows the demo runs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+EGYM=${EGYM:-.venv/bin/egym}
+TASKS=${DEMO_TASKS:-tasks/acme}
+SAMPLES=${DEMO_SAMPLES:-1}
+CONCURRENCY=${DEMO_CONCURRENCY:-2}
+read -r -a EXTRA <<< "${DEMO_ARGS:-}"
+STAMP=$(date +%Y%m%d-%H%M%S)
+failed=0
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+batch() {  # batch POLICY RUN [extra args...]
+  local policy=$1 run=$2
+  shift 2
+  "$EGYM" batch $TASKS --policy "$policy" --samples "$SAMPLES" --concurrency "$CONCURRENCY" --run "$run" "$@" \
+    "${EXTRA[@]}" >/dev/null || failed=1
+}
+
+step "egym validate $TASKS  (oracle full score, null <= 10%, no rubric holes, cheats no better than null)"
+"$EGYM" validate $TASKS --concurrency "$CONCURRENCY" "${EXTRA[@]}" || failed=1
+
+if [ -n "${OPENAI_BASE_URL:-}" ] || [ -n "${OPENAI_API_KEY:-}" ]; then
+  model=${OPENAI_MODEL:-gpt-4o-mini}
+  step "egym batch $TASKS --policy openai --model $model  (${OPENAI_BASE_URL:-https://api.openai.com/v1})"
+  batch openai "demo-$STAMP-model" --model "$model"
+  step "scores"
+  "$EGYM" runs "demo-$STAMP-model"
+else
+  step "egym batch $TASKS --policy oracle, then --policy null  (no API key: set OPENAI_API_KEY to run a model)"
+  batch oracle "demo-$STAMP-oracle"
+  batch null "demo-$STAMP-null"
+  step "scores: the reference solution vs doing nothing"
+  "$EGYM" runs "demo-$STAMP-oracle" "demo-$STAMP-null"
+fi
+
+step "next: egym runs | egym show ROLLOUT | egym serve"
+exit $failed
