@@ -119,11 +119,14 @@ class ToyRolloutSource:
         return self.tokenizer.convert_tokens_to_ids(["<bos>", "repeat", task.word, ":"])
 
     def collect(self, sampler: Any, tasks: Sequence[ToyTask], *, group_size: int, seeds: Sequence[int]) -> list[Group]:
+        from trainer.samplers.base import Request
+
+        prompts = [self.prompt_ids(task) for task in tasks]
+        requests = [Request(prompt, group_size, seed) for prompt, seed in zip(prompts, seeds, strict=True)]
         groups = []
-        for task, seed in zip(tasks, seeds, strict=True):
-            prompt = self.prompt_ids(task)
+        for task, prompt, completions in zip(tasks, prompts, sampler.generate(requests, self.sampling), strict=True):
             rollouts = []
-            for completion in sampler.generate(prompt, group_size, self.sampling, seed):
+            for completion in completions:
                 words = self.tokenizer.convert_ids_to_tokens(completion.token_ids)
                 score, _ = grade(task.word, words, self.options.repeats)
                 sample = Sample.from_turn(prompt, completion.token_ids, completion.logprobs)

@@ -5,7 +5,7 @@ import torch
 
 from trainer.config import SamplingConfig
 from trainer.loss import token_logprobs
-from trainer.samplers.base import WeightUpdate
+from trainer.samplers.base import Request, WeightUpdate
 from trainer.samplers.hf import HFSampler, _filter
 from trainer.toy import build_toy_model
 from trainer.weights import export_weights
@@ -22,10 +22,10 @@ def test_same_seed_same_tokens_and_logprobs_match_a_forward_pass(toy):
     sampler = HFSampler(model, tok)
     params = SamplingConfig(temperature=0.7, max_new_tokens=6)
     prompt = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
-    a = sampler.generate(prompt, 4, params, seed=11)
-    b = sampler.generate(prompt, 4, params, seed=11)
+    (a,) = sampler.generate([Request(prompt, 4, 11)], params)
+    (b,) = sampler.generate([Request(prompt, 4, 11)], params)
     assert [c.token_ids for c in a] == [c.token_ids for c in b]
-    assert len({tuple(c.token_ids) for c in sampler.generate(prompt, 8, params, seed=12)}) > 1
+    assert len({tuple(c.token_ids) for c in sampler.generate([Request(prompt, 8, 12)], params)[0]}) > 1
     for completion in a:
         ids = torch.tensor([prompt + completion.token_ids])
         with torch.no_grad():
@@ -34,6 +34,18 @@ def test_same_seed_same_tokens_and_logprobs_match_a_forward_pass(toy):
         ends = [i for i, t in enumerate(completion.token_ids) if t == tok.eos_token_id]
         assert ends in ([], [len(completion.token_ids) - 1])  # stops at the first end token
         assert completion.finish_reason == ("stop" if ends else "length")
+
+
+def test_a_request_samples_the_same_tokens_alone_or_in_a_batch(toy):
+    model, tok = toy
+    sampler = HFSampler(model, tok)
+    params = SamplingConfig(max_new_tokens=6)
+    red = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
+    blue = tok.convert_tokens_to_ids(["<bos>", "repeat", "blue", ":"])
+    alone = sampler.generate([Request(blue, 3, 5)], params)[0]
+    batched = sampler.generate([Request(red, 2, 4), Request(blue, 3, 5), Request([1, 3], 2, 6)], params)
+    assert [c.token_ids for c in batched[1]] == [c.token_ids for c in alone]
+    assert [len(group) for group in batched] == [2, 3, 2]
 
 
 def test_top_k_and_top_p_filtering():
@@ -49,10 +61,10 @@ def test_sync_from_tensors_changes_generations(toy):
     sampler = HFSampler(other, tok, shared=False)
     prompt = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
     params = SamplingConfig(max_new_tokens=5)
-    before = sampler.generate(prompt, 4, params, seed=1)
+    (before,) = sampler.generate([Request(prompt, 4, 1)], params)
     sampler.sync(WeightUpdate(version=1, tensors=export_weights(model)))
-    after = sampler.generate(prompt, 4, params, seed=1)
-    reference = HFSampler(model, tok).generate(prompt, 4, params, seed=1)
+    (after,) = sampler.generate([Request(prompt, 4, 1)], params)
+    (reference,) = HFSampler(model, tok).generate([Request(prompt, 4, 1)], params)
     assert [c.token_ids for c in after] == [c.token_ids for c in reference]
     assert [c.logprobs for c in after] != [c.logprobs for c in before]
     assert sampler.version == 1

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from trainer.config import TrainConfig
-from trainer.samplers.base import Completion, WeightUpdate
+from trainer.samplers.base import Completion, Request, WeightUpdate
 from trainer.samples import Group, TrainItem
 
 
@@ -34,10 +34,10 @@ class RemoteSampler:
         self.handle = handle
         self.tokenizer = tokenizer
 
-    def generate(self, prompt_ids: list[int], n: int, params: Any, seed: int) -> list[Completion]:
+    def generate(self, requests: Sequence[Request], params: Any) -> list[list[Completion]]:
         import ray
 
-        return ray.get(self.handle.generate.remote(prompt_ids, n, params, seed))
+        return ray.get(self.handle.generate.remote(list(requests), params))
 
     def sync(self, update: WeightUpdate) -> None:
         pass  # the driver syncs SamplerServers directly, once each
@@ -92,8 +92,8 @@ class SamplerServer:
         else:
             self.sampler = cls(self.config, load_tokenizer(self.config.model, self.config.seed))
 
-    def generate(self, prompt_ids: list[int], n: int, params: Any, seed: int) -> list[Completion]:
-        return self.sampler.generate(prompt_ids, n, params, seed)
+    def generate(self, requests: Sequence[Request], params: Any) -> list[list[Completion]]:
+        return self.sampler.generate(requests, params)
 
     def sync(self, update: WeightUpdate) -> None:
         self.sampler.sync(update)

@@ -8,6 +8,7 @@ adapter's only, or every weight for a full fine-tune.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -25,6 +26,15 @@ class Completion:
     token_ids: list[int]
     logprobs: list[float]
     finish_reason: str = "stop"  # "stop" (hit an end token) or "length"
+
+
+@dataclass(slots=True)
+class Request:
+    """`n` completions of one prompt; `seed` makes them reproducible whatever else is in the batch."""
+
+    prompt_ids: list[int]
+    n: int = 1
+    seed: int = 0
 
 
 @dataclass
@@ -63,8 +73,8 @@ class WeightUpdate:
 class Sampler(Protocol):
     """What the trainer needs from an inference engine."""
 
-    def generate(self, prompt_ids: list[int], n: int, params: SamplingConfig, seed: int) -> list[Completion]:
-        """`n` completions of one prompt, reproducible for a given seed."""
+    def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:
+        """For each request, its `n` completions; engines batch the requests together."""
         ...
 
     def sync(self, update: WeightUpdate) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_token_ids
 from gym.trajectory import AssistantTurn, Message
+from trainer.samplers.base import Request
 from trainer.seeding import derive_seed
 
 
@@ -39,6 +40,6 @@ class SamplerChatPolicy:
         prompt_ids = render_prompt_ids(self.tokenizer, messages, tools)
         seed = derive_seed(self.seed, self.turns)
         self.turns += 1
-        (completion,) = await asyncio.to_thread(self.sampler.generate, prompt_ids, 1, self.params, seed)
+        ((completion,),) = await asyncio.to_thread(self.sampler.generate, [Request(prompt_ids, 1, seed)], self.params)
         return completion_turn(self.tokenizer, prompt_ids, completion.token_ids, completion.logprobs,
                                self.stop_ids, completion.finish_reason)

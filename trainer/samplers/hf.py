@@ -2,18 +2,22 @@
 
 In one process it holds the learner's model object, so a weight sync costs
 nothing. The loop is ours rather than `model.generate` because it takes a
-private `torch.Generator` (reproducible per group, independent of the global
+private `torch.Generator` per request (reproducible per group, independent of the global
 RNG) and returns the logprob of each sampled token at the sampling
-temperature, the same quantity the learner recomputes.
+temperature, the same quantity the learner recomputes. Requests with prompts
+of equal length share one batch; each request samples from its own generator
+(inverse-CDF on its own uniforms), so a request's tokens do not depend on
+what else is in the batch (up to float rounding in batched matmuls).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from trainer.samplers.base import Completion, WeightUpdate
+from trainer.samplers.base import Completion, Request, WeightUpdate
 from trainer.weights import import_weights
 
 if TYPE_CHECKING:
@@ -59,19 +63,38 @@ class HFSampler:
         self._policies: dict[tuple, Policy] = {}
 
     @torch.no_grad()
-    def generate(self, prompt_ids: list[int], n: int, params: SamplingConfig, seed: int) -> list[Completion]:
-        device = next(self.model.parameters()).device
-        generator = torch.Generator(device=device).manual_seed(seed)
+    def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:
+        """Requests with prompts of equal length run as one batch (no padding, so no position tricks)."""
+        out: list[list[Completion]] = [[] for _ in requests]
+        by_length: dict[int, list[int]] = {}
+        for index, request in enumerate(requests):
+            by_length.setdefault(len(request.prompt_ids), []).append(index)
         was_training = self.model.training
         self.model.eval()
         try:
-            tokens, logprobs = self._loop(torch.tensor([prompt_ids] * n, device=device), params, generator)
+            for indices in by_length.values():
+                batch = [requests[i] for i in indices]
+                for i, completions in zip(indices, self._batch(batch, params), strict=True):
+                    out[i] = completions
         finally:
             self.model.train(was_training)
-        return [self._completion(t, lp, params.max_new_tokens) for t, lp in zip(tokens, logprobs, strict=True)]
+        return out
+
+    def _batch(self, requests: list[Request], params: SamplingConfig) -> list[list[Completion]]:
+        device = next(self.model.parameters()).device
+        input_ids = torch.tensor([r.prompt_ids for r in requests for _ in range(r.n)], device=device)
+        generators = [torch.Generator(device="cpu").manual_seed(r.seed) for r in requests]
+        tokens, logprobs = self._loop(input_ids, params, lambda: self._uniforms(requests, generators, device))
+        rows = iter(zip(tokens, logprobs, strict=True))
+        return [[self._completion(*next(rows), params.max_new_tokens) for _ in range(r.n)] for r in requests]
+
+    @staticmethod
+    def _uniforms(requests: list[Request], generators: list[torch.Generator], device: torch.device) -> torch.Tensor:
+        """One U(0,1) per row, each request's rows drawn from that request's own generator."""
+        return torch.cat([torch.rand(r.n, generator=g) for r, g in zip(requests, generators, strict=True)]).to(device)
 
     def _loop(
-        self, input_ids: torch.Tensor, params: SamplingConfig, generator: torch.Generator
+        self, input_ids: torch.Tensor, params: SamplingConfig, uniforms: Callable[[], torch.Tensor]
     ) -> tuple[list[list[int]], list[list[float]]]:
         n = input_ids.shape[0]
         done = torch.zeros(n, dtype=torch.bool, device=input_ids.device)
@@ -81,8 +104,9 @@ class HFSampler:
         for _ in range(params.max_new_tokens):
             scaled = out.logits[:, -1].float() / params.temperature
             logp = torch.log_softmax(scaled, dim=-1)
-            probs = torch.softmax(_filter(scaled, params.top_k, params.top_p), dim=-1)
-            nxt = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+            cdf = torch.softmax(_filter(scaled, params.top_k, params.top_p), dim=-1).cumsum(-1)
+            # inverse-CDF sampling: per-row random numbers from per-request generators
+            nxt = torch.searchsorted(cdf, uniforms()[:, None] * cdf[:, -1:]).squeeze(-1).clamp_max(cdf.shape[-1] - 1)
             steps_tokens.append(torch.where(done, self.pad_id, nxt))
             steps_logprobs.append(logp.gather(-1, nxt[:, None]).squeeze(-1))
             done = done | torch.isin(nxt, end)

@@ -9,7 +9,7 @@ Weight sync after each optimizer step:
   and the prefix cache is reset, since cached KV was computed with old weights.
 
 Concurrent `generate` calls (many rollouts in flight, each waiting on its next
-turn) are queued and served in batches by one thread: vLLM's offline engine
+turn) are queued and served together by one thread: vLLM's offline engine
 batches within a call, not across threads.
 """
 
@@ -19,12 +19,13 @@ import os
 import queue
 import tempfile
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from gym.errors import ConfigError
-from trainer.samplers.base import Completion, WeightUpdate
+from trainer.samplers.base import Completion, Request, WeightUpdate
 
 
 def _load_weights(worker: Any, weights: list[tuple[str, Any]]) -> None:
@@ -66,16 +67,19 @@ class VLLMSampler:
         self.lora_request: Any = None
         self.adapter_root = Path(tempfile.mkdtemp(prefix="egym-lora-"))
         self.version = 0
-        self._queue: queue.Queue[tuple[list[int], int, Any, int, Future]] = queue.Queue()
+        self._queue: queue.Queue[tuple[Request, Any, Future]] = queue.Queue()
         self._lock = threading.Lock()  # generate vs. weight loads
         threading.Thread(target=self._serve, daemon=True, name="vllm-batcher").start()
 
     # -- generation -----------------------------------------------------
 
-    def generate(self, prompt_ids: list[int], n: int, params: Any, seed: int) -> list[Completion]:
-        future: Future = Future()
-        self._queue.put((prompt_ids, n, params, seed, future))
-        return future.result()
+    def generate(self, requests: Sequence[Request], params: Any) -> list[list[Completion]]:
+        futures = []
+        for request in requests:
+            future: Future = Future()
+            self._queue.put((request, params, future))
+            futures.append(future)
+        return [future.result() for future in futures]
 
     def _serve(self) -> None:
         while True:
@@ -91,17 +95,17 @@ class VLLMSampler:
             for (*_, future), result in zip(batch, results, strict=True):
                 future.set_result(result)
 
-    def _generate_batch(self, batch: list[tuple[list[int], int, Any, int, Future]]) -> list[list[Completion]]:
+    def _generate_batch(self, batch: list[tuple[Request, Any, Future]]) -> list[list[Completion]]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        prompts = [TokensPrompt(prompt_token_ids=list(ids)) for ids, *_ in batch]
+        prompts = [TokensPrompt(prompt_token_ids=list(request.prompt_ids)) for request, _, _ in batch]
         sampling = [
             SamplingParams(
-                n=n, temperature=p.temperature, top_p=p.top_p, top_k=p.top_k or -1,
-                max_tokens=p.max_new_tokens, logprobs=0, seed=seed,
+                n=request.n, temperature=p.temperature, top_p=p.top_p, top_k=p.top_k or -1,
+                max_tokens=p.max_new_tokens, logprobs=0, seed=request.seed,
             )
-            for _, n, p, seed, _ in batch
+            for request, p, _ in batch
         ]
         with self._lock:
             outputs = self.llm.generate(prompts, sampling, lora_request=self.lora_request, use_tqdm=False)
