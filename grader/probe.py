@@ -42,9 +42,13 @@ class Probe(Protocol):
         """A spreadsheet or text document as read by LibreOffice; `{"error": ...}` when unreadable or absent."""
         ...
 
-    def prefetch(self, documents: Iterable[str] = ()) -> None:
-        """Hint: these documents will be read; a probe may load them in one go."""
+    def prefetch(self, documents: Iterable[str] = (), queries: Iterable[tuple[str, Any]] = ()) -> None:
+        """Hint: these documents and (query, params) will be read; a probe may load them in one go."""
         ...
+
+
+def _sql_key(query: str, params: Any) -> str:
+    return json.dumps([query, params], sort_keys=True, default=str)
 
 
 def workspace_path(path: str) -> str:
@@ -62,25 +66,26 @@ class SandboxProbe:
         self.sandbox = sandbox
         self.timeout_s = timeout_s
         self._sql: SqlSession | None = None
-        self._rows: dict[str, list[dict[str, Any]] | StateError] = {}
+        self._rows: dict[str, list[dict[str, Any]] | Exception] = {}
         self._chat: ChatSnapshot | None = None
         self._files: dict[str, bytes | None] = {}
         self._documents: dict[str, dict[str, Any]] = {}
 
     def sql(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # Many items share a query (one per expected value): ask PostgreSQL once.
-        key = json.dumps([query, params], sort_keys=True, default=str)
+        key = _sql_key(query, params)
         if key not in self._rows:
-            if self._sql is None:
-                self._sql = SqlSession(self.sandbox)
-            try:
-                self._rows[key] = self._sql.query(query, params)
-            except StateError as exc:
-                self._rows[key] = exc
+            self._fetch([(query, params)])
         rows = self._rows[key]
-        if isinstance(rows, StateError):
+        if isinstance(rows, Exception):
             raise rows
         return [dict(row) for row in rows]
+
+    def _fetch(self, requests: list[tuple[str, Any]]) -> None:
+        if self._sql is None:
+            self._sql = SqlSession(self.sandbox)
+        for (query, params), answer in zip(requests, self._sql.query_many(requests), strict=True):
+            self._rows[_sql_key(query, params)] = answer
 
     def chat(self) -> ChatSnapshot:
         if self._chat is None:
@@ -106,7 +111,11 @@ class SandboxProbe:
             self.prefetch([path])
         return self._documents[path]
 
-    def prefetch(self, documents: Iterable[str] = ()) -> None:
+    def prefetch(self, documents: Iterable[str] = (), queries: Iterable[tuple[str, Any]] = ()) -> None:
+        unique = {_sql_key(q, p): (q, p) for q, p in queries}
+        wanted = [request for key, request in unique.items() if key not in self._rows]
+        if wanted:
+            self._fetch(wanted)  # pipelined: one round trip for all of them
         missing = sorted({workspace_path(p) for p in documents} - set(self._documents))
         if not missing:
             return
@@ -159,6 +168,7 @@ class StaticProbe:
         self._files = {workspace_path(k): v for k, v in (files or {}).items()}
         self._documents = {workspace_path(k): v for k, v in (documents or {}).items()}
         self.prefetched: list[str] = []
+        self.prefetched_queries: list[tuple[str, Any]] = []
 
     def sql(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         if query not in self._sql:
@@ -177,5 +187,6 @@ class StaticProbe:
     def document(self, path: str) -> dict[str, Any]:
         return self._documents.get(workspace_path(path), {"error": f"{path}: no such file"})
 
-    def prefetch(self, documents: Iterable[str] = ()) -> None:
+    def prefetch(self, documents: Iterable[str] = (), queries: Iterable[tuple[str, Any]] = ()) -> None:
         self.prefetched.extend(documents)
+        self.prefetched_queries.extend(queries)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from grader.checks import documents_read, resolve
+from grader.checks import documents_read, queries_read, resolve
 from grader.checks.base import CheckContext, CheckResult
 from grader.errors import ProbeError, StateError
 from grader.evidence import render
@@ -56,18 +56,23 @@ def run_python(item: PythonItem, ctx: CheckContext, rubric: Rubric) -> ItemResul
 
 
 def _prefetch(items: list[Item], probe: Probe, rubric: Rubric) -> None:
+    """Load what the items declared they read in bulk: one LibreOffice run, one SQL round trip."""
     paths: list[str] = []
+    queries: list[tuple[str, Any]] = []
     for item in items:
         if isinstance(item, PythonItem):
             try:
-                paths += documents_read(resolve(item.check, near=rubric.path), item.args)
+                fn = resolve(item.check, near=rubric.path)
             except Exception:  # noqa: BLE001 - reported when the item runs
                 continue
+            paths += documents_read(fn, item.args)
+            queries += queries_read(fn, item.args)
         else:
             paths += [e.path for e in item.evidence if e.type == "document"]
-    if paths:
+            queries += [(e.query, e.params) for e in item.evidence if e.type == "sql"]
+    if paths or queries:
         with contextlib.suppress(ProbeError):  # each item will try again and report its own error
-            probe.prefetch(paths)
+            probe.prefetch(paths, queries)
 
 
 def _sync_part(items, probe, trajectory, rubric) -> tuple[list[ItemResult | None], dict[int, str | ItemResult]]:

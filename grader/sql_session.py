@@ -66,6 +66,17 @@ def bind(query: str, params: Mapping[str, Any] | Sequence[Any] | None) -> str:
     return _PLACEHOLDER.sub(replace, query)
 
 
+def _parse(lines: list[str]) -> list[dict[str, Any]] | StateError:
+    text = "\n".join(lines).strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    errors = [_ERROR_PREFIX.sub("", line) for line in lines if "ERROR:" in line] or lines[:1] or ["no result"]
+    return StateError("query failed: " + " ".join(errors[0].replace("ERROR:", "").split()))
+
+
 class SqlSession:
     """Started at construction; `query` is thread-safe (one request in flight at a time)."""
 
@@ -109,22 +120,33 @@ class SqlSession:
 
     def query(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Rows as dicts; StateError when PostgreSQL rejects the statement (the session is read-only)."""
+        (answer,) = self.query_many([(sql, params)])
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def query_many(self, requests: Sequence[tuple[str, Any]]) -> list[list[dict[str, Any]] | Exception]:
+        """Answers in order, each rows or the StateError/ValueError it raised; pipelined: one round trip in all."""
         if self._broken:
             raise ProbeError(f"SQL session in {self.sandbox.id[:12]} is unusable: {self._broken}")
-        body = bind(sql, params).strip().rstrip(";").rstrip()
-        marker = f"--egym-{secrets.token_hex(8)}--"
-        request = f"SELECT coalesce(json_agg(q), '[]'::json) FROM (\n{body}\n) AS q;\n\\echo {marker}\n"
-        with self._lock:
-            self._stdio.write(request.encode())
-            lines = self._answer(marker)
-        text = "\n".join(lines).strip()
-        if text.startswith("["):
+        out: list[list[dict[str, Any]] | Exception | None] = [None] * len(requests)
+        markers: list[tuple[int, str]] = []
+        script = []
+        for index, (sql, params) in enumerate(requests):
             try:
-                return json.loads(text)
-            except ValueError:
-                pass
-        errors = [_ERROR_PREFIX.sub("", line) for line in lines if "ERROR:" in line] or lines[:1] or ["no result"]
-        raise StateError("query failed: " + " ".join(errors[0].replace("ERROR:", "").split()))
+                body = bind(sql, params).strip().rstrip(";").rstrip()
+            except ValueError as exc:
+                out[index] = exc
+                continue
+            marker = f"--egym-{secrets.token_hex(8)}--"
+            markers.append((index, marker))
+            script.append(f"SELECT coalesce(json_agg(q), '[]'::json) FROM (\n{body}\n) AS q;\n\\echo {marker}\n")
+        with self._lock:
+            if script:
+                self._stdio.write("".join(script).encode())
+            for index, marker in markers:
+                out[index] = _parse(self._answer(marker))
+        return out  # type: ignore[return-value]
 
     def close(self) -> None:
         self._stdio.close()

@@ -115,3 +115,11 @@ def documents_read(fn: Check, args: dict[str, Any]) -> list[str]:
     """Document paths a check declared (via @reads_documents) it will read, for prefetching."""
     names = getattr(fn, "__egym_documents__", ())
     return [args[n] for n in names if isinstance(args.get(n), str)]
+
+
+def queries_read(fn: Check, args: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(query, params) a check declared (via @reads_sql) it will run, for pipelining."""
+    names = getattr(fn, "__egym_sql__", None)
+    if not names or not isinstance(args.get(names[0]), str):
+        return []
+    return [(args[names[0]], args.get(names[1]))]

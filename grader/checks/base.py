@@ -18,7 +18,7 @@ from grader.errors import StateError
 from grader.probe import Probe
 from gym.trajectory import Trajectory
 
-__all__ = ["CheckContext", "CheckResult", "StateError", "reads_documents", "same", "text_matches", "brief"]
+__all__ = ["CheckContext", "CheckResult", "StateError", "reads_documents", "reads_sql", "same", "text_matches", "brief"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,16 @@ def reads_documents(*arg_names: str) -> Callable[[Callable], Callable]:
 
     def mark(fn: Callable) -> Callable:
         fn.__egym_documents__ = arg_names  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def reads_sql(query: str = "query", params: str = "params") -> Callable[[Callable], Callable]:
+    """Declare which arguments hold a check's SQL and its params, so the grader can pipeline all queries."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__egym_sql__ = (query, params)  # type: ignore[attr-defined]
         return fn
 
     return mark

@@ -5,23 +5,26 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from grader.checks.base import CheckContext, CheckResult, brief, same
+from grader.checks.base import CheckContext, CheckResult, brief, reads_sql, same
 
 __all__ = ["row_exists", "row_absent", "value_equals", "count", "query_equals"]
 
 
+@reads_sql()
 def row_exists(ctx: CheckContext, *, query: str, params: dict[str, Any] | None = None) -> CheckResult:
     """Pass when the query returns at least one row."""
     rows = ctx.probe.sql(query, params)
     return CheckResult(bool(rows), f"{len(rows)} row(s)" + (f", first: {brief(rows[0])}" if rows else ""))
 
 
+@reads_sql()
 def row_absent(ctx: CheckContext, *, query: str, params: dict[str, Any] | None = None) -> CheckResult:
     """Pass when the query returns no row."""
     rows = ctx.probe.sql(query, params)
     return CheckResult(not rows, "no rows" if not rows else f"{len(rows)} row(s), first: {brief(rows[0])}")
 
 
+@reads_sql()
 def value_equals(
     ctx: CheckContext,
     *,
@@ -44,6 +47,7 @@ def value_equals(
     return CheckResult(ok, f"got {brief(actual)!s}; expected {brief(expected)}")
 
 
+@reads_sql()
 def count(
     ctx: CheckContext,
     *,
@@ -79,6 +83,7 @@ def _canonical(value: Any, tolerance: float) -> Any:
     return round(number / step) * step
 
 
+@reads_sql()
 def query_equals(
     ctx: CheckContext,
     *,

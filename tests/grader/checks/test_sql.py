@@ -93,3 +93,18 @@ def test_params_are_bound_as_literals(ctx):
 def test_results_are_cached_per_probe(ctx):
     first = ctx.probe.sql("SELECT now() AS t")
     assert ctx.probe.sql("SELECT now() AS t") == first
+
+
+def test_prefetched_queries_are_pipelined_and_keep_their_own_errors(live_sandbox):
+    probe = SandboxProbe(live_sandbox(sql=SEED))
+    try:
+        probe.prefetch(queries=[("SELECT count(*) AS n FROM invoices", None), ("SELECT * FROM nope", None),
+                                ("SELECT %(x)s AS x", {"x": "a'b"}), ("SELECT %(y)s", {"x": 1})])
+        assert probe.sql("SELECT count(*) AS n FROM invoices") == [{"n": 3}]
+        with pytest.raises(StateError, match='"nope" does not exist'):
+            probe.sql("SELECT * FROM nope")
+        assert probe.sql("SELECT %(x)s AS x", {"x": "a'b"}) == [{"x": "a'b"}]
+        with pytest.raises(ValueError, match="no param 'y'"):
+            probe.sql("SELECT %(y)s", {"x": 1})
+    finally:
+        probe.close()
