@@ -78,7 +78,7 @@ class SandboxProbe:
             self._fetch([(query, params)])
         rows = self._rows[key]
         if isinstance(rows, Exception):
-            raise rows
+            raise type(rows)(*rows.args)  # a fresh exception each time: no traceback piling up
         return [dict(row) for row in rows]
 
     def _fetch(self, requests: list[tuple[str, Any]]) -> None:
