@@ -35,6 +35,7 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    inspect,
     select,
     update,
 )
@@ -140,6 +141,8 @@ class RolloutRow(Base):
         """The Grade rebuilt from the row and its items (items must be loaded: see Store.get_rollout)."""
         if self.earned is None or self.possible is None:
             return None
+        if "items" in inspect(self).unloaded:
+            raise StoreError(f"rollout {self.id}: items not loaded; use Store.get_rollout or list_rollouts(with_items=True)")
         meta = dict(self.grade_meta or {})
         return Grade(
             task=self.task,
