@@ -63,8 +63,21 @@ def metrics_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def client(store_url, metrics_dir):
-    app = create_app(DashboardConfig(store=store_url, metrics=[metrics_dir], per_page=2))
+def tasks_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tasks")
+    for task_id, band in (("t", "target"), ("fresh", None)):
+        folder = root / "w" / task_id
+        folder.mkdir(parents=True)
+        lines = [f"id: {task_id}", f"title: Title of {task_id}", "world: w", f"prompt: Please do {task_id} <now>."]
+        (folder / "task.yaml").write_text("\n".join(lines + ([f"band: {band}"] if band else [])) + "\n")
+    (root / "w" / "broken").mkdir()
+    (root / "w" / "broken" / "task.yaml").write_text("id: [unclosed\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def client(store_url, metrics_dir, tasks_dir):
+    app = create_app(DashboardConfig(store=store_url, metrics=[metrics_dir], tasks_dir=tasks_dir, per_page=2))
     with TestClient(app) as c:
         yield c
 
@@ -143,3 +156,14 @@ def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):
     ys = [float(v) for v in re.findall(r'class="point" data-x="\d+" data-y="([\d.]+)"', reward)]
     assert ys == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
     assert "lines skipped: 1" in html and "line 6" in html
+
+
+def test_tasks_come_from_the_store_and_the_task_folders(client):
+    listing = client.get("/tasks").text
+    assert 'data-task="w/t"' in listing and 'data-task="w/fresh"' in listing  # no rollouts yet, still listed
+    assert 'class="band target">target<' in listing and "Title of fresh" in listing
+    fresh = client.get("/tasks/w/fresh")
+    assert fresh.status_code == 200
+    assert "Please do fresh &lt;now&gt;." in fresh.text and "no rollouts" in fresh.text
+    broken = client.get("/tasks/w/broken")
+    assert broken.status_code == 404 and "task.yaml" in broken.text  # says what is wrong with the file

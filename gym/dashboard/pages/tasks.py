@@ -27,27 +27,43 @@ def task_files(tasks_dir: Path, key: str) -> tuple[Task | None, str | None]:
         return None, str(exc)
 
 
+def folder_tasks(tasks_dir: Path) -> dict[str, Task]:
+    """Every valid task under `tasks_dir` (a broken task.yaml is `egym lint`'s business, not the dashboard's)."""
+    found = {}
+    for file in sorted(tasks_dir.glob("*/*/task.yaml")) if tasks_dir.is_dir() else []:
+        try:
+            task = load_task(file.parent)
+        except TaskError:
+            continue
+        found[task.key] = task
+    return found
+
+
 def task_list(request: Request) -> Response:
+    """Tasks with rollouts in the store, then the task folders' tasks that have none yet."""
     c = ctx(request)
     with c.store.session() as s:
         rows = queries.task_table(s)
-    bands = {key: (task_files(c.config.tasks_dir, key)[0] or None) for key, _ in rows}
-    return c.render(request, "tasks.html", rows=rows, tasks=bands)
+    files = folder_tasks(c.config.tasks_dir)
+    seen = {key for key, _ in rows}
+    rows += [(key, queries.Stats()) for key in files if key not in seen]
+    tasks = {key: files.get(key) for key, _ in rows}
+    return c.render(request, "tasks.html", rows=rows, tasks=tasks)
 
 
 def task_detail(request: Request) -> Response:
     c = ctx(request)
     key = request.path_params["key"]
     run_id = request.query_params.get("run") or None
+    task, missing = task_files(c.config.tasks_dir, key)
     with c.store.session() as s:
-        if not queries.task_exists(s, key):
-            raise not_found(f"No rollouts of task '{key}' in the run store.")
+        if task is None and not queries.task_exists(s, key):
+            raise not_found(f"No task '{key}': no rollouts in the run store, and {missing}.")
         history = queries.task_history(s, key)
         rates = queries.item_rates(s, key, run_id)
         runs = queries.runs_of_task(s, key)
         counts, edges = queries.score_histogram(s, task=key, run_id=run_id)
         rollouts = queries.rollout_page(s, page_number(request), c.config.per_page, task=key, run_id=run_id)
-    task, missing = task_files(c.config.tasks_dir, key)
     return c.render(
         request, "task.html", key=key, task=task, missing=missing, run_id=run_id, runs=runs, history=history,
         rates=rates, rollouts=rollouts, history_chart=_history_chart(key, history),
