@@ -1,29 +1,22 @@
 """The atomic tools every episode has: bash, read, write, edit, glob, grep, todo.
 
 All of them act inside the sandbox as the agent user: bash through the
-persistent shell, the file tools through `fileops_remote` run by `python3 -c`
-(so file permissions apply exactly as for the agent's own commands). `todo`
+persistent shell, the file tools through a long-lived `fileops_remote`
+process (so file permissions apply exactly as for the agent's own commands). `todo`
 lives in the harness: it is the model's own notepad.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from gym.harness import fileops_remote
+from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
 from gym.harness.tooling import ToolError, ToolSpec, tool
 from gym.sandbox.base import Sandbox
-
-REMOTE_SOURCE = Path(fileops_remote.__file__).read_text()
-INLINE_REQUEST_LIMIT = 100_000  # one argv string may not exceed 128 KiB
 
 
 class TodoItem(BaseModel):
@@ -38,6 +31,7 @@ class ToolEnv:
 
     sandbox: Sandbox
     shell: PersistentShell
+    files: FileOps
     tool_timeout_s: float = 60
     user: str = "agent"
     todos: list[TodoItem] = field(default_factory=list)
@@ -45,26 +39,7 @@ class ToolEnv:
 
 async def _remote(env: ToolEnv, op: str, **args: object) -> str:
     """Run one fileops_remote operation in the sandbox; its failures become ToolError."""
-    request = json.dumps(args)
-    if len(request) > INLINE_REQUEST_LIMIT:
-        staged = f"/tmp/.egym-request-{uuid.uuid4().hex}"
-        await anyio.to_thread.run_sync(
-            lambda: env.sandbox.write_file(staged, request.encode(), user=env.user, mode=0o600))
-        request = "@" + staged
-    result = await anyio.to_thread.run_sync(
-        lambda: env.sandbox.exec(["python3", "-c", REMOTE_SOURCE, op, request], user=env.user,
-                                 cwd=env.shell.cwd, timeout=env.tool_timeout_s),
-        abandon_on_cancel=True)
-    if result.timed_out:
-        raise ToolError(f"{op} timed out after {env.tool_timeout_s:g}s")
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    try:
-        reply = json.loads(lines[-1])
-    except (IndexError, json.JSONDecodeError):
-        raise ToolError(f"{op} failed: {result.output.strip()[-500:] or f'exit code {result.exit_code}'}") from None
-    if not reply["ok"]:
-        raise ToolError(reply["error"])
-    return reply["output"]
+    return await env.files.call(op, args, cwd=env.shell.cwd, timeout=env.tool_timeout_s)
 
 
 @tool

@@ -1,9 +1,9 @@
 """File operations run *inside* the sandbox as the agent user (so file permissions apply).
 
-The harness sends this file's source to `python3 -c` with an operation name and
-a JSON request (inline, or `@/path` to a staged file for large contents) and
-reads one JSON line back: {"ok": true, "output": ...} or {"ok": false, "error": ...}.
-Standard library only: it runs on the container's Python, not the host's.
+The harness starts this file's source with `python3 -c` once per episode and
+keeps it running (see fileops.py): one JSON request per line on stdin, one
+JSON reply per line on stdout, {"ok": true, "output": ...} or {"ok": false,
+"error": ...}. Standard library only: it runs on the container's Python.
 """
 
 import fnmatch
@@ -156,21 +156,30 @@ def grep(pattern, path=".", include=None, ignore_case=False, limit=200):
 OPS = {"read": read, "write": write, "edit": edit, "glob": glob, "grep": grep}
 
 
-def main(argv):
-    op, request = argv[1], argv[2]
-    if request.startswith("@"):
-        staged = request[1:]
-        with open(staged, encoding="utf-8") as handle:
-            request = handle.read()
-        os.unlink(staged)
+def handle(op, args):
     try:
-        reply = {"ok": True, "output": OPS[op](**json.loads(request))}
+        return {"ok": True, "output": OPS[op](**args)}
     except Fail as exc:
-        reply = {"ok": False, "error": str(exc)}
+        return {"ok": False, "error": str(exc)}
     except OSError as exc:
-        reply = {"ok": False, "error": f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")}
-    sys.stdout.write("\n" + json.dumps(reply) + "\n")
+        return {"ok": False, "error": f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")}
+
+
+def serve():
+    """One request per stdin line: {"id", "op", "args", "cwd"}; one reply per stdout line, same id."""
+    sys.stdout.write(json.dumps({"pid": os.getpid()}) + "\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            os.chdir(request.get("cwd") or "/workspace")
+        except OSError:
+            os.chdir("/workspace")
+        reply = handle(request["op"], request["args"])
+        reply["id"] = request["id"]
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    serve()

@@ -51,6 +51,24 @@ exit 0
 GRACE_S = 1.0  # after the kill, a healthy shell prints its marker within milliseconds
 
 
+def pump(stdio: StdioStream, name: str) -> asyncio.Queue[bytes | None]:
+    """Chunks read from `stdio` by a dedicated thread (never the shared worker pool); None at end of stream."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def run() -> None:
+        try:
+            while chunk := stdio.read():
+                loop.call_soon_threadsafe(queue.put_nowait, chunk)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+        except (OSError, ValueError, RuntimeError):  # socket closed, or the event loop is gone
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return queue
+
+
 @dataclass(frozen=True)
 class ShellResult:
     output: str
@@ -114,21 +132,9 @@ class PersistentShell:
     # -- life cycle ------------------------------------------------------------
 
     async def _start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._queue = queue = asyncio.Queue()
         self._stdio = stdio = await anyio.to_thread.run_sync(
             lambda: self.sandbox.open_stdio(["bash", "--noprofile", "--norc"], user=self.user))
-
-        def pump() -> None:  # a dedicated thread: never occupies the shared worker pool
-            try:
-                while chunk := stdio.read():
-                    loop.call_soon_threadsafe(queue.put_nowait, chunk)
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-            except (OSError, ValueError, RuntimeError):  # socket closed, or the event loop is gone
-                with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(queue.put_nowait, None)
-
-        threading.Thread(target=pump, name="egym-shell-reader", daemon=True).start()
+        self._queue = pump(stdio, "egym-shell-reader")
         marker = f"__EGYM_{uuid.uuid4().hex}__"
         setup = (f"exec 2>&1\ncd {_quote(self.cwd)} 2>/dev/null || cd /workspace\n"
                  "export USER=$(id -un) LOGNAME=$(id -un) PAGER=cat GIT_PAGER=cat TERM=dumb\n"

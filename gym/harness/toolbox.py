@@ -18,12 +18,15 @@ from typing import Any
 from gym.harness.atomic import ATOMIC_TOOLS, ToolEnv
 from gym.harness.config import HarnessConfig
 from gym.harness.faults import FaultInjector
+from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
 from gym.harness.tooling import ToolError
 from gym.mcp_client import APP_SERVERS, SERVERS, McpServerConnection
 from gym.sandbox.base import Sandbox
 from gym.tasks import Task
 from gym.trajectory import ToolCall, ToolResult
+
+STARTUP_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,15 @@ class Toolbox:
         # The shell cuts first, leaving room for its notes, so its own note on what was cut survives.
         shell = PersistentShell(sandbox, user=config.user, cwd=config.workdir,
                                 output_cap=config.output_cap_chars - 300)
-        env = ToolEnv(sandbox, shell, limits.tool_timeout_s, config.user)
+        env = ToolEnv(sandbox, shell, FileOps(sandbox, user=config.user), limits.tool_timeout_s, config.user)
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(shell.close)
+            stack.push_async_callback(env.files.close)
             connections, mcp_tools = {}, {}
             for server, cmd in servers_for(task, config).items():
-                conn = McpServerConnection(sandbox, server, cmd, user=config.user, timeout_s=limits.tool_timeout_s)
+                # start-up may take longer than one call is allowed to (LibreOffice, a cold Python)
+                conn = McpServerConnection(sandbox, server, cmd, user=config.user,
+                                           timeout_s=max(STARTUP_TIMEOUT_S, limits.tool_timeout_s))
                 connections[server] = await stack.enter_async_context(conn)
                 for item in await conn.list_tools():
                     name = f"{server}.{item.name}"
@@ -104,7 +110,8 @@ class Toolbox:
             fault = self.injector.draw(target.server)
             if fault:
                 return fault.message, True, fault.name
-            outcome = await self.connections[target.server].call_tool(target.name, arguments)
+            outcome = await self.connections[target.server].call_tool(target.name, arguments,
+                                                                      timeout_s=self.env.tool_timeout_s)
             text = outcome.text or (json.dumps(outcome.structured) if outcome.structured is not None else "")
             return text or "(no output)", outcome.is_error, None
         close = difflib.get_close_matches(name, self.names(), n=3)
