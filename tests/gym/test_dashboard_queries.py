@@ -12,7 +12,10 @@ import pytest
 from grader.grade import Grade, ItemResult
 from gym.calibrate import band_for, wilson_interval
 from gym.dashboard import queries
-from gym.store import Store
+from gym.dashboard.app import open_store
+from gym.errors import StoreError
+from gym.store import RunRow, Store
+from tests.gym.test_store_postgres import pg_url  # noqa: F401 - the PostgreSQL server fixture
 
 
 def grade(task: str, passes: list[bool], *, incomplete: bool = False) -> Grade:
@@ -46,13 +49,18 @@ def add_run(store: Store, run_id: str, policy: str, plan: dict[str, list[object]
 T, F = True, False
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(str(tmp_path / "runs.db"))
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.docker)])
+def store(request, tmp_path):
+    """The same rows in a SQLite file and in a real PostgreSQL (the team store)."""
+    url = str(tmp_path / "runs.db") if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    s = Store(url)
     add_run(s, "r1", "null", {"w/a": [[F, F, F, F, F], [T, F, F, F, F]], "w/b": [[F] * 5, None]})
     add_run(s, "r2", "oracle", {"w/a": [[T] * 5, [T, T, T, T, F], ("incomplete", [T] * 5)]})
     add_run(s, "r3", "mixed", {"w/a": [[T, T, F, F, F], [T] * 5, [T, T, T, T, T], [F] * 5]})
     yield s
+    if request.param == "postgresql":
+        with s.engine.begin() as conn:
+            conn.exec_driver_sql("TRUNCATE runs, rollouts, item_results CASCADE")
     s.close()
 
 
@@ -149,3 +157,15 @@ def test_filters_by_run_kind_and_rollout_status(store):
     assert [r.run.id for r in calibrations.items] == ["cal"] and calibrations.total == 1
     assert kinds == ["batch", "calibrate"]
     assert [(r.task, r.sample, r.error) for r in failed.items] == [("w/b", 1, "sandbox failed")]
+
+
+def test_the_dashboards_connections_are_read_only(store):
+    reader = open_store(store.url)
+    try:
+        with reader.session() as s:
+            assert queries.run_page(s, 1, 5).total == 3  # reads work
+        with pytest.raises(StoreError, match="(?i)read.?only|query_only"), reader.session() as s:
+            s.add(RunRow(id="sneaky", policy="x"))
+    finally:
+        reader.close()
+    assert [r.id for r in store.list_runs()] == ["r3", "r2", "r1"]
