@@ -97,5 +97,6 @@ class GymRolloutSource:
             passed=grade.normalized >= task.pass_threshold,
             incomplete=grade.incomplete or broken,
             info={"grade": str(grade), "stop_reason": trajectory.stop_reason, "error": trajectory.error,
-                  "turns": len(trajectory.steps)},
+                  "turns": len(trajectory.steps),
+                  "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps)},
         )
