@@ -8,12 +8,11 @@ batch-wide loss weights.
 from __future__ import annotations
 
 import pytest
+import ray  # the `ray` extra, installed by `make setup`: a missing Ray fails here rather than skipping
 import torch
 
 from tests.trainer.test_learning import TIME_KEYS, toy_config
 from trainer.local import build_trainer
-
-ray = pytest.importorskip("ray", reason="the `ray` extra is not installed (pip install 'enterprise-gym[ray]')")
 
 
 @pytest.fixture(scope="module")
