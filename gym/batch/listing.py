@@ -100,8 +100,7 @@ def compare_table(store: Store, run_ids: list[str]) -> Table:
             if s is None or s.mean is None:
                 cells.append("-" if s is None else f"[red]{s.failed} failed[/]")
             else:
-                cells.append(
-                    f"{s.score} ({s.mean:.0%})" + (f" [red]{s.failed} failed[/]" if s.failed else "")
-                )
+                cell = f"{s.score} ({s.mean:.0%})" + (f" [red]{s.failed} failed[/]" if s.failed else "")
+                cells.append(cell + (" [yellow]incomplete[/]" if s.incomplete else ""))
         table.add_row(task, *cells)
     return table
