@@ -6,6 +6,10 @@ points, or with "done." (0 points). Six rollouts of one task run in real
 containers (PostgreSQL seeded, tools executed as the agent user), are graded
 by the task's rubric, and become one update: this checks that trajectories,
 rewards and token masks flow from the gym into the trainer.
+
+Rollouts run one at a time: the `hf` policy samples from the global torch RNG
+(seeded by the trainer), so a fixed order of calls makes the group's answers,
+and so its mix of rewards, the same on every run.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
         "seed": 0, "steps": 1, "output_dir": str(tmp_path / "run"),
         "model": {"builder": f"{__name__}:tiny_chat_model"},
         "tasks": {"paths": [str(mini_task)]},
-        "rollout": {"source": "gym", "group_size": 6, "tasks_per_step": 1, "concurrency": 2,
+        "rollout": {"source": "gym", "group_size": 6, "tasks_per_step": 1, "concurrency": 1,
                     "options": {"harness": {"max_turns": 2, "mcp_servers": {}}, "run_id": "pytest-trainer"}},
         "sampling": {"temperature": 0.5, "max_new_tokens": 48},
         "optim": {"lr": 1e-3}, "update": {"micro_batch_size": 6}, "checkpoint": {"interval": 0},
