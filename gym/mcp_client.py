@@ -65,7 +65,10 @@ async def docker_stdio_transport(
         async with write_reader:
             async for message in write_reader:
                 data = message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-                await anyio.to_thread.run_sync(stdio.write, data)
+                try:
+                    await anyio.to_thread.run_sync(stdio.write, data)
+                except OSError:  # the stream was closed mid-write (e.g. a cancel notice sent at shutdown)
+                    return
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)

@@ -58,9 +58,12 @@ async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy
                 trajectory.stop_reason, trajectory.error = "context_limit", str(exc)
             trajectory.meta["todos"] = [item.model_dump() for item in toolbox.env.todos]
     except Exception as exc:  # noqa: BLE001 - an episode that breaks is recorded, never raised to the batch
-        trajectory.stop_reason = "error"
-        trajectory.error = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:2000]
+        message = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:2000]
         trajectory.meta["traceback"] = traceback.format_exc()[-4000:]
+        if trajectory.stop_reason is None:
+            trajectory.stop_reason, trajectory.error = "error", message
+        else:  # the episode had ended; only shutting the tools down failed
+            trajectory.meta["shutdown_error"] = message
     trajectory.seconds = round(time.monotonic() - started, 3)
     return trajectory
 

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.docker
 # A small MCP server started inside the container, standing in for an app wrapper.
 DEMO_SERVER = '''
 import pathlib
+import time
 from mcp.server.mcpserver import MCPServer
 
 app = MCPServer("demo")
@@ -38,6 +39,12 @@ def save(key: str, value: str) -> str:
 def load(key: str) -> str:
     """Read the value stored under a key."""
     return (STORE / key).read_text()
+
+@app.tool()
+def nap(seconds: float) -> str:
+    """Block for a while, like an app that hangs."""
+    time.sleep(seconds)
+    return "woke"
 
 app.run()
 '''
@@ -245,3 +252,24 @@ async def test_a_window_too_small_for_the_task_ends_as_context_limit(loop_sandbo
     trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, make_policy("null"), config)
     assert trajectory.stop_reason == "context_limit" and trajectory.truncated
     assert "budget 500" in trajectory.error
+
+
+async def test_a_hung_mcp_call_times_out_and_the_server_keeps_answering(loop_sandbox, tmp_path):
+    steps = [{"tool": "demo.nap", "args": {"seconds": 30}}, {"tool": "demo.save", "args": {"key": "k", "value": "v"}},
+             {"answer": "ok"}]
+    task = make_task(tmp_path, solution=steps, tool_timeout_s=1)
+    trajectory = await run_episode(loop_sandbox, task, WORLD, make_policy("oracle", task=task),
+                                   HarnessConfig(mcp_servers=DEMO))
+    assert trajectory.stop_reason == "answered", trajectory.error
+    hung, saved = (step.results[0] for step in trajectory.steps[:2])
+    assert hung.is_error and "timed out" in hung.output
+    assert saved.output == "saved k" and not saved.is_error
+
+
+async def test_the_time_limit_during_an_mcp_call_is_a_clean_truncation(loop_sandbox, tmp_path):
+    steps = [{"tool": "demo.nap", "args": {"seconds": 30}}, {"answer": "ok"}]
+    task = make_task(tmp_path, solution=steps, time_limit_s=1.5, tool_timeout_s=60)
+    trajectory = await run_episode(loop_sandbox, task, WORLD, make_policy("oracle", task=task),
+                                   HarnessConfig(mcp_servers=DEMO))
+    assert trajectory.stop_reason == "time_limit" and trajectory.error is None
+    assert "shutdown_error" not in trajectory.meta, trajectory.meta.get("traceback")
