@@ -58,6 +58,31 @@ def pretty_json(text: str) -> str:
         return text
 
 
+def arguments(text: str) -> str:
+    """Tool-call arguments for reading: one `key: value` per line, multi-line strings kept multi-line.
+
+    A bash command or SQL query inside JSON is one long line of `\\n` escapes;
+    this shows it as the model meant it. Arguments that are not a JSON object
+    fall back to `pretty_json` (malformed text is shown as written).
+    """
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return text
+    if not isinstance(value, dict):
+        return pretty_json(text)
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, str) and "\n" in item:
+            lines.append(f"{key}:\n" + "\n".join("  " + line for line in item.split("\n")))
+        elif isinstance(item, str):
+            lines.append(f"{key}: {item}")
+        else:
+            compact = json.dumps(item, ensure_ascii=False)
+            lines.append(f"{key}: {compact if len(compact) <= 80 else json.dumps(item, ensure_ascii=False, indent=2)}")
+    return "\n".join(lines)
+
+
 def is_long(text: str | None, chars: int = 600, lines: int = 12) -> bool:
     """Whether a text block is folded into <details> by default."""
     return bool(text) and (len(text) > chars or text.count("\n") >= lines)
@@ -70,5 +95,5 @@ def first_line(text: str | None, width: int = 100) -> str:
 
 FILTERS = {
     "pct": pct, "num": num, "points": points, "duration": duration, "when": when,
-    "pretty_json": pretty_json, "first_line": first_line,
+    "pretty_json": pretty_json, "arguments": arguments, "first_line": first_line,
 }  # fmt: skip

@@ -196,11 +196,11 @@ def _check_rubric(page, row) -> None:
         section = page.locator(f"#sections tr[data-section='{name}']")
         assert section.locator("[data-col=earned]").inner_text() == points(earned)
         assert section.locator("[data-col=possible]").inner_text() == str(possible)
-    for item in grade.items:
+    for item in grade.items:  # text_content: rows of folded (all-passed) sections are not rendered
         cells = page.locator(f"#items tr[data-item='{item.id}']")
-        assert cells.locator("[data-col=earned]").inner_text() == points(item.earned)
-        assert cells.locator("[data-col=points]").inner_text() == str(item.points)
-        assert cells.locator(".badge").first.inner_text() == item.status
+        assert cells.locator("[data-col=earned]").text_content().strip() == points(item.earned)
+        assert cells.locator("[data-col=points]").text_content().strip() == str(item.points)
+        assert cells.locator(".badge").first.text_content().strip() == item.status
 
 
 def _expand_a_long_result(page, row) -> None:
@@ -214,6 +214,19 @@ def _expand_a_long_result(page, row) -> None:
     details.locator("summary").click()
     assert body.is_visible()
     assert body.inner_text().strip() == outputs[long_call.get_attribute("data-call")].strip()
+
+
+def test_null_rollout_shows_its_failures_open_and_its_clean_sections_folded(page, base_url, store):
+    row = store.get_rollout(store.list_rollouts("dash-null")[0].id)
+    page.goto(f"{base_url}/rollouts/{row.id}")
+    _check_rubric(page, row)
+    grade = row.grade_model()
+    assert grade.by_status("fail"), "the null policy should fail some items"
+    for name in grade.sections():
+        clean = all(i.status == "pass" for i in grade.items if (i.section or "") == name)
+        folded = page.locator(f"#items details[data-section='{name}']").get_attribute("open") is None
+        assert folded == clean, name
+    shoot(page, "rollout-null")
 
 
 def test_tasks_page_lists_the_task_with_its_numbers(page, base_url, store):

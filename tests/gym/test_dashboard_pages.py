@@ -20,7 +20,7 @@ LONG = "\n".join(f"row {i} <b>bold?</b>" for i in range(40))
 
 
 def trajectory(task: str) -> Trajectory:
-    call = ToolCall(id="c1", name="db_query", arguments='{"sql": "select * from invoices"}')
+    call = ToolCall(id="c1", name="db_query", arguments='{"sql": "select *\\nfrom invoices", "limit": 5}')
     short = ToolCall(id="c2", name="bash", arguments="{not json")
     return Trajectory(
         task=task, policy="scripted", stop_reason="answered", final_answer="All <done>.",
@@ -141,7 +141,7 @@ def test_rollout_page_escapes_folds_and_shows_the_rubric(client, store_url):
     long_result = re.search(r'data-long="yes".*?</div>\s*<details class="fold output">', html, re.S)
     assert long_result is not None
     assert re.search(r'data-long="no".*?<pre class="output">ok</pre>', html, re.S)
-    assert '{\n  "sql": "select * from invoices"\n}' in unescape(html)  # arguments pretty-printed
+    assert "sql:\n  select *\n  from invoices\nlimit: 5" in unescape(html)  # arguments made readable
     assert "{not json" in html  # malformed arguments shown as written
     assert 'id="total-earned">5<' in html and 'id="total-possible">8<' in html
     assert "Missing the total." in html and "judge-m" in html
