@@ -12,6 +12,7 @@ import yaml
 
 from gym.errors import PolicyError
 from gym.harness import FaultConfig, HarnessConfig, run_episode
+from gym.mcp_client import SERVERS
 from gym.policies import make_policy
 from gym.sandbox import DockerSandbox
 from gym.tasks import AgentIdentity, Limits, Task, World
@@ -61,6 +62,9 @@ SOLUTION = [
     {"tool": "edit", "args": {"path": "notes.md", "old_string": "pending", "new_string": "approved"}},
     {"tool": "read", "args": {"path": "notes.md"}},
     {"tool": "demo.save", "args": {"key": "status", "value": "approved"}},
+    {"tool": "db.execute", "args": {"sql": "INSERT INTO reports (name, total) VALUES ('q1', 42)"}},
+    {"tool": "db.query", "args": {"sql": "SELECT name, total FROM reports"}},
+    {"tool": "bash", "args": {"command": "psql -At -c 'SELECT total FROM reports'"}},
     {"tool": "todo", "args": {"items": [{"content": "write the report", "status": "completed"}]}},
     {"answer": "The report is in /workspace/reports."},
 ]
@@ -69,16 +73,19 @@ SOLUTION = [
 @pytest.fixture(scope="module")
 def loop_sandbox(docker_image):
     sandbox = DockerSandbox.start(docker_image, run_id="pytest-harness-loop")
+    setup = sandbox.exec(["psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE TABLE reports (name text, total int); "
+                          "GRANT SELECT, INSERT ON reports TO agent"], user="postgres")
+    assert setup.ok, setup.output
     yield sandbox
     sandbox.close()
 
 
-def make_task(tmp_path: Path, solution=None, **limits) -> Task:
+def make_task(tmp_path: Path, solution=None, apps=(), **limits) -> Task:
     folder = tmp_path / "report"
     (folder / "solution").mkdir(parents=True, exist_ok=True)
     (folder / "solution" / "actions.yaml").write_text(yaml.safe_dump(solution or SOLUTION))
     return Task(id="report", title="Write the report", world="w", prompt="Write the quarterly report.",
-                apps=[], limits=Limits(**limits), path=folder)
+                apps=list(apps), limits=Limits(**limits), path=folder)
 
 
 class Scripted:
@@ -101,9 +108,10 @@ def bash_turn(command: str, call_id: str = "c") -> AssistantTurn:
 
 
 async def test_oracle_replays_a_multi_step_task(loop_sandbox, tmp_path):
-    task = make_task(tmp_path)
+    task = make_task(tmp_path, apps=["postgres"])  # the real `db` server, plus the demo server
     policy = make_policy("oracle", task=task)
-    trajectory = await run_episode(loop_sandbox, task, WORLD, policy, HarnessConfig(mcp_servers=DEMO))
+    servers = {**DEMO, "db": SERVERS["db"]}
+    trajectory = await run_episode(loop_sandbox, task, WORLD, policy, HarnessConfig(mcp_servers=servers))
 
     assert trajectory.error is None, trajectory.meta.get("traceback")
     assert trajectory.stop_reason == "answered" and trajectory.terminated
@@ -116,6 +124,9 @@ async def test_oracle_replays_a_multi_step_task(loop_sandbox, tmp_path):
     assert loop_sandbox.read_file("/workspace/reports/summary.txt") == b"total=42\n"
     assert loop_sandbox.read_file("/workspace/reports/notes.md") == b"status: approved\n"
     assert loop_sandbox.read_file("/tmp/demo-store/status") == b"approved"
+    assert "1 row affected" in results[6].output
+    assert "q1" in results[7].output and "42" in results[7].output
+    assert results[8].output == "42"
     assert trajectory.meta["todos"] == [{"content": "write the report", "status": "completed"}]
     assert "demo.save" in trajectory.meta["tools"]
 
@@ -273,3 +284,11 @@ async def test_the_time_limit_during_an_mcp_call_is_a_clean_truncation(loop_sand
                                    HarnessConfig(mcp_servers=DEMO))
     assert trajectory.stop_reason == "time_limit" and trajectory.error is None
     assert "shutdown_error" not in trajectory.meta, trajectory.meta.get("traceback")
+
+
+async def test_the_task_apps_choose_the_mcp_servers(loop_sandbox, tmp_path):
+    task = make_task(tmp_path, apps=["postgres"])
+    trajectory = await run_episode(loop_sandbox, task, WORLD, make_policy("null"))
+    assert trajectory.stop_reason == "answered", trajectory.error
+    assert {"db.query", "db.execute", "bash", "edit"} <= set(trajectory.meta["tools"])
+    assert "Company database (PostgreSQL" in trajectory.messages[0].content
