@@ -172,8 +172,12 @@ def _x_range(series: Sequence[Series]) -> tuple[float, float, bool]:
 
 
 def line_chart(series: Sequence[Series], *, title: str, x_label: str = "", y_label: str = "",
-               y_range: tuple[float, float] | None = (0.0, 1.0), width: int = 560, height: int = 220) -> Markup:
-    """One polyline per series; points with `lo`/`hi` get a whisker and the series a shaded band."""
+               y_range: tuple[float, float] | None = (0.0, 1.0), band: bool = True,
+               width: int = 560, height: int = 220) -> Markup:
+    """One polyline per series; points with `lo`/`hi` get a whisker and, with `band`, the series a shaded band.
+
+    A band suits a continuous curve (training steps); between separate runs use whiskers alone.
+    """
     series = [s for s in series if s.points]
     if not series:
         return _empty(width, height, title, "line-chart")
@@ -186,17 +190,17 @@ def line_chart(series: Sequence[Series], *, title: str, x_label: str = "", y_lab
     x_ticks = [t for t in nice_ticks(x0, x1, 6) if x0 <= t <= x1 and (not integral or float(t).is_integer())]
     _axes(svg, frame, x_ticks, nice_ticks(*y_range, 5), x_label, y_label)
     for index, s in enumerate(series):
-        _draw_series(svg, frame, s, index)
+        _draw_series(svg, frame, s, index, band)
     if len(series) > 1:
         _legend(svg, width, [s.name for s in series])
     return _markup(svg)
 
 
-def _draw_series(svg: ET.Element, frame: _Frame, s: Series, index: int) -> None:
+def _draw_series(svg: ET.Element, frame: _Frame, s: Series, index: int, band: bool) -> None:
     group = _sub(svg, "g", class_=f"series s{index}", data_series=s.name)
     pts = sorted(s.points, key=lambda p: p.x)
     banded = [p for p in pts if p.lo is not None and p.hi is not None]
-    if len(banded) > 1:
+    if band and len(banded) > 1:
         upper = [f"{_fmt(frame.sx(p.x))},{_fmt(frame.sy(p.hi))}" for p in banded]  # type: ignore[arg-type]
         lower = [f"{_fmt(frame.sx(p.x))},{_fmt(frame.sy(p.lo))}" for p in reversed(banded)]  # type: ignore[arg-type]
         _sub(group, "polygon", points=" ".join(upper + lower), class_="band")

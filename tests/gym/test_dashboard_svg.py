@@ -92,3 +92,19 @@ def test_bar_chart_widths_scale_with_values():
 ])
 def test_nice_ticks(lo, hi, expected):
     assert nice_ticks(lo, hi) == pytest.approx(expected)
+
+
+def test_line_chart_without_band_keeps_the_whiskers():
+    pts = [Point(1, 0.2, 0.1, 0.4), Point(2, 0.5, 0.3, 0.7)]
+    svg = parse(line_chart([Series("runs", pts)], title="t", band=False))
+    assert svg.find(".//s:polygon", NS) is None
+    assert len(svg.findall(".//s:line[@class='whisker']", NS)) == 2
+
+
+def test_long_series_drop_whiskers_then_dots_but_keep_the_line():
+    many = [Point(i, 0.5, 0.4, 0.6) for i in range(100)]
+    svg = parse(line_chart([Series("s", many)], title="t"))
+    assert svg.findall(".//s:line[@class='whisker']", NS) == []
+    assert len(svg.findall(".//s:circle", NS)) == 100 and svg.find(".//s:polygon", NS) is not None
+    huge = parse(line_chart([Series("s", [Point(i, 0.5) for i in range(1000)])], title="t"))
+    assert huge.findall(".//s:circle", NS) == [] and huge.find(".//s:polyline", NS) is not None

@@ -80,7 +80,7 @@ def _history_chart(key: str, history: list[queries.HistoryPoint]):
             label = f"run {h.run_id} ({h.policy}) {cal.passes}/{cal.n}"
             points.append(svg.Point(index, cal.pass_rate, cal.low, cal.high, label=label))
     return svg.line_chart([svg.Series("pass rate", points)], title=f"Pass rate of {key} per run (Wilson 95%)",
-                          x_label="run (oldest first)", y_label="pass rate")
+                          x_label="run (oldest first)", y_label="pass rate", band=False)
 
 
 def _items_chart(key: str, rates: list[queries.ItemRate], run_id: str | None):
