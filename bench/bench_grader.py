@@ -10,6 +10,7 @@ OpenAI-protocol test server with a fixed per-call latency.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -95,6 +96,28 @@ def bench_deterministic() -> dict:
     return {"items": len(result.items), "grade_s": summary(times), "first_grade_s": round(times[0], 4)}
 
 
+def bench_documents() -> dict:
+    """One LibreOffice run reading every document a rubric names (the seeded acme-style office files)."""
+    from tests.grader.checks.test_documents import FILES
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in FILES.items():
+            (Path(tmp) / "ws" / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / "ws" / name).write_bytes(data)
+        overlay = overlay_tar((SeedOverlay(workspace="ws"), Path(tmp)))
+    sandbox = DockerSandbox.start(overlay=overlay, run_id="bench-grader")
+    try:
+        times = []
+        for _ in range(3):
+            with SandboxProbe(sandbox) as probe:
+                started = time.perf_counter()
+                probe.prefetch(list(FILES))
+                times.append(time.perf_counter() - started)
+    finally:
+        sandbox.close()
+    return {"documents": len(FILES), "read_all_s": summary(times)}
+
+
 def bench_judge() -> dict:
     rubric = judge_rubric()
     trajectory = Trajectory(task="bench/judge", policy="bench", final_answer="All criteria are met.")
@@ -121,11 +144,13 @@ def bench_judge() -> dict:
 
 def main() -> None:
     deterministic = bench_deterministic()
+    docs = bench_documents()
     judge = bench_judge()
-    write("grader", {"deterministic_200_items_live_sandbox": deterministic, "judge_regrade": judge,
-                     "target": {"grade_200_items_s": 1.0}})
+    write("grader", {"deterministic_200_items_live_sandbox": deterministic, "documents_one_reader_run": docs,
+                     "judge_regrade": judge, "target": {"grade_200_items_s": 1.0},
+                     "load_average_1m": round(os.getloadavg()[0], 2)})
     print(f"200 items: median {deterministic['grade_s']['median']:.3f}s (first {deterministic['first_grade_s']:.3f}s) | "
-          f"judge x{JUDGE_ITEMS}: cold {judge['cold_grade_s']:.3f}s, warm median {judge['warm_cache_regrade_s']['median']:.4f}s")
+          f"{docs['documents']} documents {docs['read_all_s']['median']:.2f}s | judge x{JUDGE_ITEMS}: cold {judge['cold_grade_s']:.3f}s, warm median {judge['warm_cache_regrade_s']['median']:.4f}s")
 
 
 if __name__ == "__main__":
