@@ -106,7 +106,7 @@ def test_an_answer_off_the_scale_is_asked_again_then_errors(tmp_path):
 
 def test_concurrency_is_bounded(tmp_path):
     items = [judge_item(f"q{i}", prompt=f"Question {i}?") for i in range(12)]
-    with FakeOpenAI(lambda req: Reply(body=verdict("pass").body, delay_s=0.15)) as server:
+    with FakeOpenAI(lambda req: Reply(body=verdict("pass").body, delay_s=0.3)) as server:
         result = grade(make_rubric(items), StaticProbe(), TRAJ, judge=make_judge(server, tmp_path, max_concurrency=3))
     assert len(server.requests) == 12 and all(i.status == "pass" for i in result.items)
     assert server.max_in_flight == 3
