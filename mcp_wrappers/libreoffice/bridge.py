@@ -134,10 +134,12 @@ class OfficeBridge:
         except DisposedException:
             raise _BridgeLost() from None
         except RuntimeException as exc:
-            if not self._alive():
+            if not self._responds():
                 raise _BridgeLost() from None
             raise OfficeError(f"LibreOffice refused the operation: {_uno_message(exc)}") from None
         except UnoException as exc:
+            if not self._responds():  # a dead bridge can surface as any UNO exception
+                raise _BridgeLost() from None
             raise OfficeError(f"LibreOffice error: {_uno_message(exc)}") from None
 
     def _start(self) -> None:
@@ -175,6 +177,16 @@ class OfficeBridge:
         desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
         self.starts += 1
         self._session = Session(ctx=ctx, desktop=desktop)
+
+    def _responds(self) -> bool:
+        """Whether LibreOffice still answers (soffice.bin may die while its launcher lingers)."""
+        if not self._alive() or self._session is None:
+            return False
+        try:
+            self._session.desktop.getFrames()
+        except Exception:  # noqa: BLE001 - any failure here means the bridge is gone
+            return False
+        return True
 
     # -- process ---------------------------------------------------------------
 
