@@ -58,13 +58,16 @@ def get_sheet(doc: Doc, name: str | None) -> Any:
 
 
 def used_bounds(sheet: Any) -> tuple[int, int, int, int] | None:
-    """(first_col, first_row, last_col, last_row) of the used area from A1, or None for an empty sheet."""
-    cursor = sheet.createCursor()
-    cursor.gotoEndOfUsedArea(False)
-    end = cursor.RangeAddress
-    if end.EndColumn == 0 and end.EndRow == 0 and not sheet.getCellByPosition(0, 0).getFormula():
+    """A1 to the last row and column holding content, or None for an empty sheet.
+
+    Content cells only: a formatted but empty column must not make the grader read a million rows.
+    """
+    from com.sun.star.sheet.CellFlags import DATETIME, FORMULA, STRING, VALUE
+
+    ranges = sheet.queryContentCells(VALUE | DATETIME | STRING | FORMULA).RangeAddresses
+    if not ranges:
         return None
-    return 0, 0, end.EndColumn, end.EndRow
+    return 0, 0, max(r.EndColumn for r in ranges), max(r.EndRow for r in ranges)
 
 
 def read_block(doc: Doc, sheet_name: str | None = None, cell_range: str | None = None,
