@@ -117,6 +117,8 @@ class OfficeBridge:
         if self._profile is not None:
             shutil.rmtree(self._profile, ignore_errors=True)
             self._profile = None
+        with contextlib.suppress(OSError):  # the pipe's socket file (osl keeps it in /tmp)
+            Path(f"/tmp/OSL_PIPE_{os.getuid()}_{self._pipe}").unlink()
 
     # -- on the UNO thread ----------------------------------------------------
 
@@ -155,9 +157,12 @@ class OfficeBridge:
         cmd = [self.soffice, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault",
                "--nofirststartwizard", f"-env:UserInstallation={self._profile.as_uri()}",
                f"--accept=pipe,name={self._pipe};urp;StarOffice.ComponentContext"]
+        tmp = self._profile / "tmp"  # LibreOffice's temporary files go away with the profile
+        tmp.mkdir(exist_ok=True)
         try:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, start_new_session=True)
+                                          stderr=subprocess.DEVNULL, start_new_session=True,
+                                          env={**os.environ, "TMPDIR": str(tmp)})
         except OSError as exc:
             raise OfficeError(f"cannot start LibreOffice ({self.soffice}): {exc.strerror}") from None
         local = uno.getComponentContext()
