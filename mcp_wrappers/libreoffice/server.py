@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -111,7 +112,7 @@ class OfficeTools:
     def write_cells(self, path: PathArg,
                     start_cell: Annotated[str, Field(description="Top-left cell of the block, e.g. 'A1'")],
                     rows: Annotated[list[list[Scalar]], Field(description=(
-                        'Rows of values from start_cell, e.g. [["Item", "Cost"], ["Pens", 3.5], ["Total", "=SUM(B2:B2)"]]. '
+                        'Rows of values from start_cell, e.g. [["Item", "Cost"], ["Pens", 3.5], ["Ink", 4], ["Total", "=SUM(B2:B3)"]]. '
                         "Numbers stay numbers, '=...' is a formula, '2024-03-31' a date, null clears a cell; "
                         "start with ' to keep text like '007 as text."))],
                     sheet: SheetArg = None) -> CallToolResult:
@@ -238,7 +239,8 @@ class OfficeTools:
         for name in ("list_files", "create_document", "read_sheet", "write_cells", "add_sheet", "rename_sheet",
                      "read_document", "insert_text", "replace_text", "insert_table", "save_document",
                      "export_document"):
-            server.add_tool(getattr(self, name), name=name)
+            method = getattr(self, name)
+            server.add_tool(method, name=name, description=inspect.cleandoc(method.__doc__ or ""))
 
 
 def build_server(bridge: OfficeBridge | None = None) -> MCPServer:

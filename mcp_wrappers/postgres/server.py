@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, TypeVar
@@ -120,7 +121,8 @@ class DbTools:
 
     def register(self, server: MCPServer) -> None:
         for name in ("list_tables", "describe_table", "query", "execute"):
-            server.add_tool(getattr(self, name), name=name)
+            method = getattr(self, name)
+            server.add_tool(method, name=name, description=inspect.cleandoc(method.__doc__ or ""))
 
 
 def _structured(result: Result) -> dict[str, Any]:
