@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import summary, write  # noqa: E402
+from grader.expand import expand_items  # noqa: E402
 from grader.judge import Judge, JudgeConfig  # noqa: E402
 from grader.loader import parse_rubric  # noqa: E402
 from grader.probe import SandboxProbe, StaticProbe  # noqa: E402
@@ -84,16 +85,25 @@ def bench_deterministic() -> dict:
     trajectory = Trajectory(task="bench/grader", policy="bench", final_answer=" ".join(f"item {i}" for i in range(19)))
     sandbox = DockerSandbox.start(apps=("postgres", "chat"), overlay=overlay, run_id="bench-grader")
     try:
-        times, result = [], None
+        times, chat_times, sql_times, result = [], [], [], None
         for _ in range(RUNS):
             with SandboxProbe(sandbox) as probe:
                 started = time.perf_counter()
                 result = grade(rubric, probe, trajectory)
                 times.append(time.perf_counter() - started)
+            with SandboxProbe(sandbox) as probe:  # the parts alone: the chat snapshot, all SQL pipelined
+                started = time.perf_counter()
+                probe.chat()
+                chat_times.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                probe.prefetch(queries=[(i.args["query"], i.args.get("params")) for i in expand_items(rubric)
+                                        if i.check.startswith("sql.")])
+                sql_times.append(time.perf_counter() - started)
     finally:
         sandbox.close()
     assert result is not None and len(result.items) == 200 and str(result) == "200/200", result.summary()
-    return {"items": len(result.items), "grade_s": summary(times), "first_grade_s": round(times[0], 4)}
+    return {"items": len(result.items), "grade_s": summary(times), "first_grade_s": round(times[0], 4),
+            "of_which_chat_snapshot_s": summary(chat_times), "of_which_151_sql_queries_s": summary(sql_times)}
 
 
 def bench_documents() -> dict:
