@@ -34,17 +34,49 @@ def used_memory_mb() -> float:
     return kb / 1024
 
 
-class MemorySampler:
-    """Peak of the machine's used memory while a level runs, sampled every 0.1 s."""
+def container_memory_mb(container_id: str) -> tuple[float, float] | None:
+    """(current, peak) memory of a container from its cgroup (v1 cgroupfs or v2 systemd layout)."""
+    for folder, current, peak in (
+        (
+            f"/sys/fs/cgroup/memory/docker/{container_id}",
+            "memory.usage_in_bytes",
+            "memory.max_usage_in_bytes",
+        ),
+        (f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope", "memory.current", "memory.peak"),
+    ):
+        try:
+            return tuple(int(Path(folder, f).read_text()) / 2**20 for f in (current, peak))  # type: ignore[return-value]
+        except (OSError, ValueError):
+            continue
+    return None
 
-    def __init__(self) -> None:
+
+class MemorySampler:
+    """While a level runs, every 0.1 s: the machine's used memory, and the run's containers' cgroup memory."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
         self.peak = used_memory_mb()
+        self.containers_peak_total = 0.0
+        self.container_peaks: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        from gym.sandbox.docker_client import client
+
         while not self._stop.wait(0.1):
             self.peak = max(self.peak, used_memory_mb())
+            found = client().containers.list(filters={"label": f"egym.run={self.run_id}"}, sparse=True)
+            total = 0.0
+            for container in found:
+                memory = container_memory_mb(container.id)
+                if memory:
+                    total += memory[0]
+                    self.container_peaks[container.id] = max(
+                        self.container_peaks.get(container.id, 0.0), memory[1]
+                    )
+            self.containers_peak_total = max(self.containers_peak_total, total)
 
     def __enter__(self) -> MemorySampler:
         self._thread.start()
@@ -73,10 +105,11 @@ def parts(rows) -> dict[str, list[float]]:
 
 
 async def level(store: Store, tasks, concurrency: int, count: int, harness: dict) -> dict:
-    req = BatchRequest(tasks=tasks, policy="oracle", samples=count, concurrency=concurrency,
-                       run_id=f"bench-c{concurrency}-{time.time_ns()}", harness=harness)  # fmt: skip
+    run_id = f"bench-c{concurrency}-{time.time_ns()}"
+    req = BatchRequest(tasks=tasks, policy="oracle", samples=count, concurrency=concurrency, run_id=run_id,
+                       harness=harness)  # fmt: skip
     baseline = used_memory_mb()
-    with MemorySampler() as memory:
+    with MemorySampler(run_id) as memory:
         started = time.monotonic()
         result = await run_batch(store, req, LocalExecutor())
         wall = time.monotonic() - started
@@ -90,7 +123,11 @@ async def level(store: Store, tasks, concurrency: int, count: int, harness: dict
         "wall_s": round(wall, 2),
         "rollouts_per_min": round(len(done) * 60 / wall, 1),
         "per_rollout_s": {k: summary(v) for k, v in split.items()} if done else {},
-        "peak_extra_memory_mb": round(memory.peak - baseline, 1),
+        "peak_machine_memory_above_idle_mb": round(memory.peak - baseline, 1),
+        "containers_peak_total_mb": round(memory.containers_peak_total, 1),
+        "container_peak_mb": summary(list(memory.container_peaks.values()))
+        if memory.container_peaks
+        else None,
     }
 
 
