@@ -348,6 +348,16 @@ class Store:
                 row.status, row.owner = "pending", None
         return len(stale)
 
+    def release(self, run_id: str, owner: str) -> int:
+        """After an interruption: `owner`'s unfinished rollouts go back to `pending`."""
+        with self.session() as s:
+            result = s.execute(
+                update(RolloutRow)
+                .where(RolloutRow.run_id == run_id, RolloutRow.status == "running", RolloutRow.owner == owner)
+                .values(status="pending", owner=None)
+            )
+            return result.rowcount
+
     def claim(self, rollout_id: str, owner: str) -> bool:
         """Compare-and-set pending/failed -> running. False when done or held by another live process."""
         with self.session() as s:

@@ -126,9 +126,10 @@ async def run_batch(
         status = "failed" if failed else "done"
     finally:
         progress.close()
-        store.finish_run(run_id, status)
         if status == "interrupted":
+            store.release(run_id, owner)
             await asyncio.to_thread(executor.cleanup, run_id)
+        store.finish_run(run_id, status)
     return BatchResult(
         run_id=run_id,
         planned=len(rows),

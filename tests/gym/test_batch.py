@@ -157,4 +157,5 @@ def test_interrupt_cancels_and_removes_the_runs_containers(tasks, store):
     finally:
         del os.environ["EGYM_FAKE_DELAY"]
     assert store.get_run("cancelled").status == "interrupted"
+    assert {r.status for r in store.list_rollouts("cancelled")} == {"pending"}  # released, not left "running"
     assert containers_of("cancelled") == []
