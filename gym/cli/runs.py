@@ -36,6 +36,8 @@ HARNESS = typer.Option(
     "-H",
     help="Harness setting key=value, dotted for nested: -H faults.rate=0.1 -H max_turns=20.",
 )
+EXECUTOR = typer.Option("local", "--executor", help="local (asyncio) or ray.")
+ADDRESS = typer.Option(None, "--address", help="Ray cluster address (default: start Ray locally).")
 ROLLOUT_FN = typer.Option(
     None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
 )
@@ -227,19 +229,26 @@ def calibrate(
     run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
     include_incomplete: bool = typer.Option(False, "--include-incomplete", help="Count incomplete grades."),
     write: bool = typer.Option(True, "--write/--dry-run", help="Write the band into each task.yaml."),
+    executor: str = EXECUTOR,
+    address: str | None = ADDRESS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
 ) -> None:
     """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band."""
     from gym.batch import BatchRequest
     from gym.batch.executors import make_executor
+    from gym.batch.progress import RichProgress
     from gym.calibrate import calibrate_run, calibration_table
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
                        run_id=run, kind="calibrate", policy_options=parse_options(option),
                        harness=parse_harness(harness))  # fmt: skip
-    results = run_async(calibrate_run(_store(store), req, make_executor("local", rollout_fn=rollout_fn),
-                                      include_incomplete=include_incomplete, write=write))  # fmt: skip
+    ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
+    try:
+        results = run_async(calibrate_run(_store(store), req, ex, include_incomplete=include_incomplete,
+                                          write=write, progress=RichProgress()))  # fmt: skip
+    finally:
+        ex.close()
     console.print(calibration_table(results, written=write))
 
 
