@@ -23,6 +23,7 @@ import secrets
 import sys
 from pathlib import Path
 
+import yaml
 from pydantic import ValidationError
 
 from mcp_wrappers.chatserver.seedfile import (
@@ -250,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
             where = ".".join(str(p) for p in err["loc"])
             print(f"chat seed {path}: {where}: {err['msg']} ({exc.error_count()} error(s))", file=sys.stderr)
             return 1
-        except (ApiError, ValueError, OSError) as exc:
-            print(f"chat seed {path}: {exc}", file=sys.stderr)
+        except (ApiError, ValueError, OSError, yaml.YAMLError) as exc:
+            # One line: egym-init reports the last line of this output as the seed error.
+            print(f"chat seed {path}: {' '.join(str(exc).split())}", file=sys.stderr)
             return 1
     return 0
 
