@@ -7,7 +7,6 @@ agent's work. Errors come back as tool errors with a message the model can act o
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -15,13 +14,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from mcp_wrappers.libreoffice import documents, render, sheets, texts
 from mcp_wrappers.libreoffice.bridge import OfficeBridge, Session
 from mcp_wrappers.libreoffice.files import OfficeError, display, existing, extension, list_files, resolve
+from mcp_wrappers.toolkit import result, tool_errors
 
 log = logging.getLogger("egym.office")
 T = TypeVar("T")
@@ -37,24 +36,8 @@ INSTRUCTIONS = (
 )
 
 
-def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
-def _tool(fn: Callable[..., T]) -> Callable[..., T]:
-    """Turn OfficeError into a tool error; anything unexpected too, with its type, never a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        try:
-            return fn(*args, **kwargs)
-        except OfficeError as exc:
-            raise ToolError(str(exc)) from None
-        except Exception as exc:
-            log.exception("office tool %s failed", fn.__name__)
-            raise ToolError(f"{fn.__name__} failed: {type(exc).__name__}: {exc}") from None
-
-    return wrapper
+_result = result
+_tool = tool_errors(OfficeError, log)
 
 
 class OfficeTools:

@@ -8,10 +8,10 @@ team when the user is in several.
 
 from __future__ import annotations
 
-import functools
+import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,7 +20,9 @@ from pydantic import Field
 from mcp_wrappers.mattermost import render
 from mcp_wrappers.mattermost.client import ApiError, MattermostClient
 from mcp_wrappers.mattermost.session import ChatSession
+from mcp_wrappers.toolkit import tool_errors
 
+log = logging.getLogger("egym.chat")
 WORKSPACE = Path("/workspace")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 F = TypeVar("F", bound=Callable[..., str])
@@ -52,14 +54,7 @@ def explain(exc: ApiError) -> str:
 
 def tool(fn: F) -> F:
     """Register `fn` as a tool whose API failures come back as tool errors the model can read."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> str:
-        try:
-            return fn(*args, **kwargs)
-        except ApiError as exc:
-            raise ToolError(explain(exc)) from None
-
+    wrapper = tool_errors(ApiError, log, explain)(fn)
     mcp.add_tool(wrapper, name=fn.__name__, description=fn.__doc__, structured_output=False)
     return fn
 

@@ -8,21 +8,20 @@ names the table and the missing privilege.
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from mcp_wrappers.postgres import catalog
 from mcp_wrappers.postgres.database import Database, Result
 from mcp_wrappers.postgres.errors import DbError
 from mcp_wrappers.postgres.render import row_summary, text_table
+from mcp_wrappers.toolkit import result, tool_errors
 
 log = logging.getLogger("egym.db")
 T = TypeVar("T")
@@ -33,24 +32,8 @@ INSTRUCTIONS = (
 )
 
 
-def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
-def _tool(fn: Callable[..., T]) -> Callable[..., T]:
-    """DbError becomes a tool error; anything unexpected too, with its type, never a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        try:
-            return fn(*args, **kwargs)
-        except DbError as exc:
-            raise ToolError(str(exc)) from None
-        except Exception as exc:
-            log.exception("db tool %s failed", fn.__name__)
-            raise ToolError(f"{fn.__name__} failed: {type(exc).__name__}: {exc}") from None
-
-    return wrapper
+_result = result
+_tool = tool_errors(DbError, log)
 
 
 def _privileges(privs: list[str]) -> str:
