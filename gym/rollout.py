@@ -10,7 +10,6 @@ the batch runner records the rollout as failed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import threading
 import time
@@ -22,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from grader.grade import Grade
 from gym.errors import ConfigError, EgymError
-from gym.trajectory import AssistantTurn, Message, Step, ToolResult, Trajectory
+from gym.trajectory import Step, Trajectory
 
 StepCallback = Callable[[Step], None]
 RolloutFn = Callable[["RolloutSpec"], Awaitable["RolloutOutcome"]]
@@ -132,13 +131,10 @@ async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None)
         world = world_of(task)
         config = HarnessConfig.model_validate(spec.harness)
         policy = make_policy(spec.policy, task=task, **_model_option(spec))
-        watcher = StepWatcher(policy, on_step) if on_step else None
         sandbox = await start_sandbox(
             lambda: start_task_sandbox(task, world=world, run_id=spec.run_id, rollout_id=spec.rollout_id)
         )
-        outcome.trajectory = await run_episode(sandbox, task, world, watcher or policy, config)
-        if watcher:
-            watcher.flush(outcome.trajectory)
+        outcome.trajectory = await run_episode(sandbox, task, world, policy, config, on_step=on_step)
         outcome.grade = await grade_task(task, sandbox, outcome.trajectory)
         outcome.passed = outcome.grade.normalized >= task.pass_threshold
     except Exception as exc:  # noqa: BLE001 - becomes the rollout's recorded error
@@ -156,53 +152,3 @@ def _model_option(spec: RolloutSpec) -> dict[str, Any]:
     if spec.model is not None:
         options.setdefault("model", spec.model)
     return options
-
-
-class StepWatcher:
-    """Wraps a policy to report each finished turn (with its tool results) while the episode runs.
-
-    The harness hands the policy the conversation, so by the time the policy is
-    asked again, the previous turn's tool results are the messages after it.
-    Every other attribute (name, model, token counting) is the wrapped policy's.
-    """
-
-    def __init__(self, policy: Any, on_step: StepCallback):
-        self._policy, self._on_step = policy, on_step
-        self._pending: Step | None = None
-        self._index = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._policy, name)
-
-    async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
-        if self._pending is not None:
-            self._pending.results = _results_after_last_turn(messages)
-            self._emit()
-        asked = time.monotonic()
-        turn = await self._policy.next(messages, tools)
-        self._pending = Step(index=self._index, turn=turn, policy_seconds=round(time.monotonic() - asked, 4))
-        self._index += 1
-        if not turn.tool_calls:
-            self._emit()
-        return turn
-
-    def flush(self, trajectory: Trajectory) -> None:
-        """At the end (limits hit mid-turn): report the last turn with the harness's own record of it."""
-        if self._pending is not None:
-            self._pending = trajectory.steps[-1] if trajectory.steps else self._pending
-            self._emit()
-
-    def _emit(self) -> None:
-        step, self._pending = self._pending, None
-        with contextlib.suppress(Exception):  # a display problem must not end the episode
-            self._on_step(step)
-
-
-def _results_after_last_turn(messages: list[Message]) -> list[ToolResult]:
-    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-    return [
-        ToolResult(call_id=m.tool_call_id or "", name=m.name or "", output=m.content,
-                   is_error=m.content.startswith("Error"))
-        for m in messages[last + 1 :]
-        if m.role == "tool"
-    ]  # fmt: skip

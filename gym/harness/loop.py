@@ -9,8 +9,10 @@ episode failures: they are tool results the model reads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
+from collections.abc import Callable
 
 from gym.harness.config import HarnessConfig
 from gym.harness.context import ContextManager, estimate_tokens
@@ -35,8 +37,12 @@ def context_manager_for(policy: Policy, config: HarnessConfig) -> ContextManager
 
 
 async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy,
-                      config: HarnessConfig | None = None) -> Trajectory:
-    """Run one episode of `task` in `sandbox` with `policy`; always returns a Trajectory."""
+                      config: HarnessConfig | None = None, *,
+                      on_step: Callable[[Step], None] | None = None) -> Trajectory:
+    """Run one episode of `task` in `sandbox` with `policy`; always returns a Trajectory.
+
+    `on_step` sees each turn once its tool results are in (a live view); it cannot end the episode.
+    """
     config = config or HarnessConfig()
     limits = config.limits_for(task)
     trajectory = Trajectory(task=task.key, policy=policy.name, model=getattr(policy, "model", None),
@@ -49,7 +55,7 @@ async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy
             deadline = asyncio.timeout(limits.time_limit_s)
             try:
                 async with deadline:
-                    await _turns(toolbox, task, world, policy, config, limits, trajectory)
+                    await _turns(toolbox, task, world, policy, config, limits, trajectory, _safe(on_step))
             except TimeoutError:
                 if not deadline.expired():
                     raise
@@ -68,8 +74,17 @@ async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy
     return trajectory
 
 
+def _safe(on_step: Callable[[Step], None] | None) -> Callable[[Step], None]:
+    def report(step: Step) -> None:
+        if on_step is not None:
+            with contextlib.suppress(Exception):  # a display problem must not end the episode
+                on_step(step)
+
+    return report
+
+
 async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, config: HarnessConfig,
-                 limits: Limits, trajectory: Trajectory) -> None:
+                 limits: Limits, trajectory: Trajectory, on_step: Callable[[Step], None]) -> None:
     context = [Message(role="system", content=system_prompt(task, world)), Message(role="user", content=task.prompt)]
     trajectory.messages.extend(context)
     tools = toolbox.schemas()
@@ -85,13 +100,17 @@ async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, con
         _append(context, trajectory, turn.message())
         if not turn.tool_calls:
             trajectory.stop_reason, trajectory.final_answer = "answered", turn.content
+            on_step(step)
             return
-        for call in turn.tool_calls:
-            result = await toolbox.call(call)
-            step.results.append(result)
-            step.tool_seconds = round(step.tool_seconds + result.seconds, 4)
-            _append(context, trajectory, Message(role="tool", content=result.output, tool_call_id=call.id,
-                                                 name=call.name))
+        try:
+            for call in turn.tool_calls:
+                result = await toolbox.call(call)
+                step.results.append(result)
+                step.tool_seconds = round(step.tool_seconds + result.seconds, 4)
+                _append(context, trajectory, Message(role="tool", content=result.output, tool_call_id=call.id,
+                                                     name=call.name))
+        finally:  # also when a limit cuts the turn short: report what it did
+            on_step(step)
     trajectory.stop_reason = "turn_limit"
 
 

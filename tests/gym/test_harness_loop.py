@@ -149,6 +149,29 @@ async def test_turn_limit_truncates(loop_sandbox, tmp_path):
     assert len(trajectory.steps) == 3 and trajectory.final_answer is None
 
 
+async def test_on_step_sees_every_turn_with_its_results_and_cannot_break_the_episode(loop_sandbox, tmp_path):
+    task = make_task(tmp_path, max_turns=2)
+    seen = []
+
+    def watch(step):
+        seen.append((step.index, [r.output.strip() for r in step.results]))
+        raise RuntimeError("a broken live view")
+
+    trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("echo hi")),
+                                   HarnessConfig(mcp_servers={}), on_step=watch)
+    assert trajectory.stop_reason == "turn_limit" and trajectory.error is None
+    assert seen == [(0, ["hi"]), (1, ["hi"])]
+
+
+async def test_on_step_reports_a_turn_cut_short_by_the_time_limit(loop_sandbox, tmp_path):
+    task = make_task(tmp_path, time_limit_s=2, tool_timeout_s=120)
+    seen = []
+    trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")),
+                                   HarnessConfig(mcp_servers={}), on_step=seen.append)
+    assert trajectory.stop_reason == "time_limit"
+    assert [s.index for s in seen] == [0] and seen[0].results == []
+
+
 async def test_time_limit_truncates_a_slow_tool_call(loop_sandbox, tmp_path):
     task = make_task(tmp_path, time_limit_s=2, tool_timeout_s=120)
     trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")),

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from typer.testing import CliRunner
 
 from gym.cli import app
-from gym.rollout import RolloutSpec, StepWatcher, run_rollout
+from gym.rollout import RolloutSpec, run_rollout
 from gym.store import Store
 from gym.tasks import discover_tasks
-from gym.trajectory import AssistantTurn, Message, ToolCall
 from tests.gym.task_fixture import write_mini_world
 
 pytestmark = pytest.mark.docker
@@ -52,7 +49,7 @@ def test_a_broken_episode_is_stored_as_failed_with_its_error(tmp_path, docker_im
     assert row.status == "failed" and "PolicyError" in row.error
 
 
-async def test_step_watcher_reports_each_turn_with_its_results(tmp_path, docker_image):
+async def test_on_step_reports_each_turn_with_its_results(tmp_path, docker_image):
     (task,) = discover_tasks(write_mini_world(tmp_path))
     seen = []
     spec = RolloutSpec(run_id="pytest", rollout_id="watch", task=task.key, task_path=str(task.path),
@@ -62,22 +59,3 @@ async def test_step_watcher_reports_each_turn_with_its_results(tmp_path, docker_
     assert seen[0].results[0].output.strip() == "UPDATE 1"
     assert seen[2].turn.content.startswith("Order 2 is marked")
     assert outcome.passed and str(outcome.grade) == "8/8"
-
-
-def test_step_watcher_passes_everything_else_through():
-    class Inner:
-        name, model = "inner", "m1"
-
-        async def next(self, messages, tools):
-            return AssistantTurn(tool_calls=[ToolCall(id="c1", name="bash", arguments="{}")])
-
-        def count_tokens(self, messages):
-            return 7
-
-    seen = []
-    watcher = StepWatcher(Inner(), seen.append)
-    assert (watcher.name, watcher.model, watcher.count_tokens([])) == ("inner", "m1", 7)
-    asyncio.run(watcher.next([Message(role="user", content="hi")], []))
-    tool = Message(role="tool", content="Error: nope", tool_call_id="c1", name="bash")
-    asyncio.run(watcher.next([Message(role="user", content="hi"), Message(role="assistant"), tool], []))
-    assert len(seen) == 1 and seen[0].results[0].is_error and seen[0].results[0].output == "Error: nope"
