@@ -20,6 +20,7 @@ if timeout 60 docker pull -q "$OFFICIAL" >/dev/null 2>&1; then echo "$OFFICIAL";
 log "no registry answers: building $LOCAL with debootstrap from $MIRROR"
 if ! command -v debootstrap >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2
   else
     log "error: debootstrap is not installed and we cannot install it (need root on Debian)"; exit 1
