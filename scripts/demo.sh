@@ -46,6 +46,11 @@ else
   batch null "demo-$STAMP-null"
   step "scores: the reference solution vs doing nothing"
   "$EGYM" runs "demo-$STAMP-oracle" "demo-$STAMP-null"
+  if [ -z "${EGYM_JUDGE_MODEL:-}" ]; then
+    echo "'incomplete': the task's LLM-judge items were not graded (no judge model: set EGYM_JUDGE_MODEL and"
+    echo "OPENAI_API_KEY or EGYM_JUDGE_BASE_URL); their points count as not earned. Every deterministic item"
+    echo "passes for the oracle, as the validate table above shows."
+  fi
 fi
 
 step "next: egym runs | egym show ROLLOUT | egym serve"
