@@ -36,9 +36,25 @@ async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: 
         judge = default_judge(getattr(trajectory, "model", None))
     probe = SandboxProbe(sandbox)
     try:
-        return await grade_async(rubric, probe, trajectory, judge=judge, task=task)
+        grade = await grade_async(rubric, probe, trajectory, judge=judge, task=task)
+        grade.meta["state_diff"] = await asyncio.to_thread(_state_diff, sandbox, probe, task)
+        return grade
     finally:
         await asyncio.to_thread(probe.close)
+
+
+def _state_diff(sandbox: Any, probe: Any, task: Any) -> str:
+    """The final-state summary for people (never part of the score); a note saying why when unreadable."""
+    from grader.state_diff import state_diff
+
+    try:
+        chat = probe.chat() if "chat" in getattr(task, "apps", ()) else None
+    except Exception:  # noqa: BLE001 - no chat section then; the rubric's chat items report the problem
+        chat = None
+    try:
+        return state_diff(sandbox, chat)
+    except Exception as exc:  # noqa: BLE001 - a summary must never break a grade
+        return f"(final-state diff unavailable: {type(exc).__name__}: {exc})"
 
 
 __all__ = ["default_judge", "grade_task"]

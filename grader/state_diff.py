@@ -1,0 +1,98 @@
+"""What the episode changed: a short final-state diff for people reading a rollout.
+
+egym-init marks a baseline just before the sandbox is ready (grades never depend
+on it): PostgreSQL's per-table counters are reset, the /workspace listing and the
+time are saved under /egym/baseline. Here we compare against that:
+
+    --- seeded state
+    +++ final state
+    @@ database (rows)
+    + tickets: 5 inserted
+    ~ invoices: 3 updated
+    - price_list_items: 2 deleted
+    @@ files in /workspace
+    + reports/summary.xlsx (5.1 KB)
+    ~ budget.xlsx (modified)
+    - notes.txt (deleted)
+    @@ chat
+    + #sales @jordan.lee: Here is the March summary ...
+
+The dashboard colours `+`/`-` lines. It is a summary, not a row-level diff.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.chatstate import ChatSnapshot
+
+BASELINE = "/egym/baseline"
+TABLE_COUNTS = (
+    "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+    "WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname"
+)
+LIST_WORKSPACE = "find /workspace -type f -printf '%P\\t%s\\t%T@\\n' | sort"
+
+
+def database_lines(rows: list[tuple[str, int, int, int]]) -> list[str]:
+    """One line per changed table and kind of change, inserts first."""
+    lines = []
+    for table, inserted, updated, deleted in rows:
+        for sign, count, verb in (("+", inserted, "inserted"), ("~", updated, "updated"), ("-", deleted, "deleted")):
+            if count:
+                lines.append(f"{sign} {table}: {count} {verb}")
+    return lines
+
+
+def _listing(text: str) -> dict[str, tuple[int, str]]:
+    files = {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3:
+            files[parts[0]] = (int(parts[1]), parts[2])
+    return files
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def file_lines(before_text: str, after_text: str) -> list[str]:
+    before, after = _listing(before_text), _listing(after_text)
+    lines = [f"+ {p} ({_size(after[p][0])})" for p in sorted(after.keys() - before.keys())]
+    lines += [f"~ {p} (modified)" for p in sorted(after.keys() & before.keys()) if after[p] != before[p]]
+    lines += [f"- {p} (deleted)" for p in sorted(before.keys() - after.keys())]
+    return lines
+
+
+def chat_lines(snapshot: ChatSnapshot, since_ms: int, width: int = 100) -> list[str]:
+    """Posts written after the baseline, oldest first."""
+    lines = []
+    for post in sorted((p for p in snapshot.posts if p.create_at >= since_ms), key=lambda p: p.create_at):
+        where = post.channel if post.channel.startswith("dm:") else f"#{post.channel}"
+        thread = " (in thread)" if post.root_id else ""
+        text = " ".join(post.message.split())
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        lines.append(f"+ {where}{thread} @{post.user}: {text}")
+    return lines
+
+
+def state_diff(sandbox: Any, chat: ChatSnapshot | None = None) -> str:
+    """The diff text for a live sandbox; '' when nothing changed or no baseline was marked."""
+    def run(cmd: str, user: str = "root") -> Any:
+        return sandbox.exec(cmd, user=user, timeout=30)
+
+    baseline = run(f"cat {BASELINE}/ready_ms && cat {BASELINE}/workspace.tsv")
+    if not baseline.ok:
+        return ""
+    ready_line, _, before = baseline.output.partition("\n")
+    tables = run(f'psql -X -A -t -F "\t" -d company -c "{TABLE_COUNTS}"', user="postgres")
+    rows = [(t, int(i), int(u), int(d)) for t, i, u, d in
+            (line.split("\t") for line in tables.output.splitlines() if line.count("\t") == 3)]
+    sections = [
+        ("database (rows)", database_lines(rows)),
+        ("files in /workspace", file_lines(before, run(LIST_WORKSPACE).output)),
+        ("chat", chat_lines(chat, int(ready_line)) if chat is not None else []),
+    ]
+    body = [line for title, lines in sections if lines for line in (f"@@ {title}", *lines)]
+    return "\n".join(["--- seeded state", "+++ final state", *body]) if body else ""
