@@ -27,11 +27,16 @@ from typing import Any
 from grader.chatstate import ChatSnapshot
 
 BASELINE = "/egym/baseline"
-TABLE_COUNTS = (
-    "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
-    "WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname"
-)
-LIST_WORKSPACE = "find /workspace -type f -printf '%P\\t%s\\t%T@\\n' | sort"
+SEPARATOR = "--8<-- egym --8<--"
+# One exec (this runs after every grade): baseline time, baseline listing, final listing, table counters.
+READ_STATE = f"""
+cat {BASELINE}/ready_ms || exit 3; echo '{SEPARATOR}'
+cat {BASELINE}/workspace.tsv; echo '{SEPARATOR}'
+find /workspace -type f -printf '%P\\t%s\\t%T@\\n' | sort; echo '{SEPARATOR}'
+setpriv --reuid=postgres --regid=postgres --init-groups psql -X -A -t -F "$(printf '\\t')" -d company -c \\
+  "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
+   WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname"
+"""
 
 
 def database_lines(rows: list[tuple[str, int, int, int]]) -> list[str]:
@@ -79,20 +84,17 @@ def chat_lines(snapshot: ChatSnapshot, since_ms: int, width: int = 100) -> list[
 
 def state_diff(sandbox: Any, chat: ChatSnapshot | None = None) -> str:
     """The diff text for a live sandbox; '' when nothing changed or no baseline was marked."""
-    def run(cmd: str, user: str = "root") -> Any:
-        return sandbox.exec(cmd, user=user, timeout=30)
-
-    baseline = run(f"cat {BASELINE}/ready_ms && cat {BASELINE}/workspace.tsv")
-    if not baseline.ok:
+    result = sandbox.exec(READ_STATE, user="root", timeout=30)
+    parts = result.output.split(SEPARATOR + "\n")
+    if result.exit_code == 3 or len(parts) != 4:
         return ""
-    ready_line, _, before = baseline.output.partition("\n")
-    tables = run(f'psql -X -A -t -F "\t" -d company -c "{TABLE_COUNTS}"', user="postgres")
+    ready_ms, before, after, tables = parts
     rows = [(t, int(i), int(u), int(d)) for t, i, u, d in
-            (line.split("\t") for line in tables.output.splitlines() if line.count("\t") == 3)]
+            (line.split("\t") for line in tables.splitlines() if line.count("\t") == 3)]
     sections = [
         ("database (rows)", database_lines(rows)),
-        ("files in /workspace", file_lines(before, run(LIST_WORKSPACE).output)),
-        ("chat", chat_lines(chat, int(ready_line)) if chat is not None else []),
+        ("files in /workspace", file_lines(before, after)),
+        ("chat", chat_lines(chat, int(ready_ms)) if chat is not None else []),
     ]
     body = [line for title, lines in sections if lines for line in (f"@@ {title}", *lines)]
     return "\n".join(["--- seeded state", "+++ final state", *body]) if body else ""
