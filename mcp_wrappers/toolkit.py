@@ -1,4 +1,4 @@
-"""What every in-container MCP server shares: tool results and error translation.
+"""What every in-container MCP server shares: tool results, error translation, server set-up.
 
 A tool never shows the model a traceback: the server's own error type becomes a
 tool error with its message, anything unexpected a tool error naming its type.
@@ -6,11 +6,14 @@ tool error with its message, anything unexpected a tool error naming its type.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
@@ -45,3 +48,22 @@ def tool_errors(
         return wrapper
 
     return decorate
+
+
+def make_server(
+    name: str, instructions: str, tools: object, tool_names: tuple[str, ...], close: Callable[[], None]
+) -> MCPServer:
+    """An MCP server whose tools are `tools`' methods (docstring = description); `close` runs at shutdown."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            close()
+
+    server = MCPServer(name, instructions=instructions, lifespan=lifespan)
+    for tool_name in tool_names:
+        method = getattr(tools, tool_name)
+        server.add_tool(method, name=tool_name, description=inspect.cleandoc(method.__doc__ or ""))
+    return server

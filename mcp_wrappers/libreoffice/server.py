@@ -6,10 +6,8 @@ agent's work. Errors come back as tool errors with a message the model can act o
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -20,7 +18,7 @@ from pydantic import Field
 from mcp_wrappers.libreoffice import documents, render, sheets, texts
 from mcp_wrappers.libreoffice.bridge import OfficeBridge, Session
 from mcp_wrappers.libreoffice.files import OfficeError, display, existing, extension, list_files, resolve
-from mcp_wrappers.toolkit import result, tool_errors
+from mcp_wrappers.toolkit import make_server, result, tool_errors
 
 log = logging.getLogger("egym.office")
 T = TypeVar("T")
@@ -218,27 +216,14 @@ class OfficeTools:
         written = self._with_doc(path, "exporting", export)
         return f"Exported {display(source)} to {display(written)}."
 
-    def register(self, server: MCPServer) -> None:
-        for name in ("list_files", "create_document", "read_sheet", "write_cells", "add_sheet", "rename_sheet",
-                     "read_document", "insert_text", "replace_text", "insert_table", "save_document",
-                     "export_document"):
-            method = getattr(self, name)
-            server.add_tool(method, name=name, description=inspect.cleandoc(method.__doc__ or ""))
+
+TOOL_NAMES = ("list_files", "create_document", "read_sheet", "write_cells", "add_sheet", "rename_sheet",
+              "read_document", "insert_text", "replace_text", "insert_table", "save_document", "export_document")
 
 
 def build_server(bridge: OfficeBridge | None = None) -> MCPServer:
     bridge = bridge or OfficeBridge("office")
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            bridge.close()
-
-    server = MCPServer("office", instructions=INSTRUCTIONS, lifespan=lifespan)
-    OfficeTools(bridge).register(server)
-    return server
+    return make_server("office", INSTRUCTIONS, OfficeTools(bridge), TOOL_NAMES, bridge.close)
 
 
 def main() -> None:

@@ -7,10 +7,7 @@ names the table and the missing privilege.
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import logging
-from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -21,7 +18,7 @@ from mcp_wrappers.postgres import catalog
 from mcp_wrappers.postgres.database import Database, Result
 from mcp_wrappers.postgres.errors import DbError
 from mcp_wrappers.postgres.render import row_summary, text_table
-from mcp_wrappers.toolkit import result, tool_errors
+from mcp_wrappers.toolkit import make_server, result, tool_errors
 
 log = logging.getLogger("egym.db")
 T = TypeVar("T")
@@ -102,10 +99,6 @@ class DbTools:
                 lines.append(row_summary(len(r.rows), r.truncated, 100))
         return _result("\n".join(lines), {"statements": [_structured(r) for r in results]})
 
-    def register(self, server: MCPServer) -> None:
-        for name in ("list_tables", "describe_table", "query", "execute"):
-            method = getattr(self, name)
-            server.add_tool(method, name=name, description=inspect.cleandoc(method.__doc__ or ""))
 
 
 def _structured(result: Result) -> dict[str, Any]:
@@ -113,19 +106,12 @@ def _structured(result: Result) -> dict[str, Any]:
             "rows": result.rows, "truncated": result.truncated}
 
 
+TOOL_NAMES = ("list_tables", "describe_table", "query", "execute")
+
+
 def build_server(db: Database | None = None) -> MCPServer:
     db = db or Database()
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            db.close()
-
-    server = MCPServer("db", instructions=INSTRUCTIONS, lifespan=lifespan)
-    DbTools(db).register(server)
-    return server
+    return make_server("db", INSTRUCTIONS, DbTools(db), TOOL_NAMES, db.close)
 
 
 def main() -> None:
