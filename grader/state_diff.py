@@ -32,7 +32,7 @@ SEPARATOR = "--8<-- egym --8<--"
 READ_STATE = f"""
 cat {BASELINE}/ready_ms || exit 3; echo '{SEPARATOR}'
 cat {BASELINE}/workspace.tsv; echo '{SEPARATOR}'
-find /workspace -type f -printf '%P\\t%s\\t%T@\\n' | sort; echo '{SEPARATOR}'
+/opt/egym/bin/list-workspace; echo '{SEPARATOR}'
 setpriv --reuid=postgres --regid=postgres --init-groups psql -X -A -t -F "$(printf '\\t')" -d company -c \\
   "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
    WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname"
