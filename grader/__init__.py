@@ -24,6 +24,8 @@ def default_judge(policy_model: str | None = None) -> Any:
 async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: Any = None, rubric: Any = None) -> Any:
     """Grade `sandbox`'s current state for `task` (a gym.tasks.Task) with its rubric; returns a Grade.
 
+    First the sandbox is sealed: every process the agent left is stopped, so what is
+    read is what the agent did by the end of its episode (docs/security.md).
     The judge defaults to the environment's (see `default_judge`); without one, judge items
     are `error` and the grade is incomplete. `seed_query` expansions resolve through grader.seed.
     """
@@ -34,9 +36,11 @@ async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: 
     rubric = rubric or load_rubric(rubric_for_task(task))
     if judge is None:
         judge = default_judge(getattr(trajectory, "model", None))
+    ended = await asyncio.to_thread(sandbox.seal)
     probe = SandboxProbe(sandbox)
     try:
         grade = await grade_async(rubric, probe, trajectory, judge=judge, task=task)
+        grade.meta["episode_end"] = ended
         grade.meta["state_diff"] = await asyncio.to_thread(_state_diff, sandbox, probe, task)
         return grade
     finally:

@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import json
 import posixpath
-import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from grader.chatstate import ChatSnapshot
+from grader.docstate import document_dict
 from grader.errors import ProbeError, StateError
 from grader.sql_session import SqlSession
+from mcp_wrappers import PYTHON
 
 WORKSPACE = "/workspace"
+# The in-container readers run as `grader` (no capabilities, a read-only database
+# role), isolated from anything the agent can write; see docs/security.md.
+READER = "grader"
+SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.mattermost.snapshot"]
+READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document"]
+DOCUMENT_COPIES = "/var/lib/egym-grader/documents"  # the reader opens copies here, never the agent's files
+MAX_OUTPUT_BYTES = 64 << 20  # a reader's whole answer
+MAX_FILE_BYTES = 64 << 20
 __all__ = ["Probe", "ProbeError", "SandboxProbe", "StateError", "StaticProbe", "workspace_path"]
 
 
@@ -69,7 +78,8 @@ class SandboxProbe:
         self._rows: dict[str, list[dict[str, Any]] | Exception] = {}
         self._chat: ChatSnapshot | None = None
         self._files: dict[str, bytes | None] = {}
-        self._documents: dict[str, dict[str, Any]] = {}
+        self._documents: dict[str, dict[str, Any] | ProbeError] = {}
+        self._copies = 0
 
     def sql(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # Many items share a query (one per expected value): ask PostgreSQL once.
@@ -89,7 +99,7 @@ class SandboxProbe:
 
     def chat(self) -> ChatSnapshot:
         if self._chat is None:
-            data = self._run_json(["python3", "-m", "mcp_wrappers.mattermost.snapshot"], "chat snapshot")
+            data = self._run_json(SNAPSHOT, "chat snapshot")
             try:
                 self._chat = ChatSnapshot.model_validate(data)
             except ValueError as exc:
@@ -99,17 +109,26 @@ class SandboxProbe:
     def file(self, path: str) -> bytes | None:
         path = workspace_path(path)
         if path not in self._files:
-            try:
-                self._files[path] = self.sandbox.read_file(path)
-            except (FileNotFoundError, IsADirectoryError):
-                self._files[path] = None
+            self._files[path] = self._read(path)
         return self._files[path]
+
+    def _read(self, path: str) -> bytes | None:
+        """A regular file's bytes through the Docker API (no code runs in the container); None when absent."""
+        try:
+            return self.sandbox.read_file(path, max_bytes=MAX_FILE_BYTES)
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        except OSError as exc:  # over the size limit
+            raise ProbeError(f"{path}: {exc}") from None
 
     def document(self, path: str) -> dict[str, Any]:
         path = workspace_path(path)
         if path not in self._documents:
             self.prefetch([path])
-        return self._documents[path]
+        doc = self._documents[path]
+        if isinstance(doc, ProbeError):
+            raise ProbeError(str(doc))
+        return doc
 
     def prefetch(self, documents: Iterable[str] = (), queries: Iterable[tuple[str, Any]] = ()) -> None:
         unique = {_sql_key(q, p): (q, p) for q, p in queries}
@@ -117,30 +136,50 @@ class SandboxProbe:
         if wanted:
             self._fetch(wanted)  # pipelined: one round trip for all of them
         missing = sorted({workspace_path(p) for p in documents} - set(self._documents))
-        if not missing:
+        if missing:
+            self._read_documents(missing)
+
+    def _read_documents(self, paths: list[str]) -> None:
+        """Copy each file into the grader's own folder, then read all copies in one LibreOffice run."""
+        copies: dict[str, str] = {}
+        for path in paths:
+            try:
+                data = self._read(path)
+            except ProbeError as exc:
+                self._documents[path] = exc
+                continue
+            if data is None:
+                self._documents[path] = {"error": f"no such file: {path}"}
+                continue
+            self._copies += 1
+            copy = f"{DOCUMENT_COPIES}/{self._copies}/{posixpath.basename(path)}"
+            self.sandbox.write_file(copy, data, user=READER, mode=0o600)
+            copies[copy] = path
+        if not copies:
             return
-        data = self._run_json(["python3", "-m", "mcp_wrappers.libreoffice.read_document", *missing], "read_document")
+        data = self._run_json([*READ_DOCUMENT, *copies], "read_document")
         if not isinstance(data, dict):
             raise ProbeError(f"read_document in {self.sandbox.id[:12]} printed {type(data).__name__}, expected an object")
-        for path in missing:
-            doc = data.get(path)
-            self._documents[path] = doc if isinstance(doc, dict) else {"error": "not returned by read_document"}
+        for copy, path in copies.items():
+            try:
+                doc = document_dict(data.get(copy))
+            except ValueError as exc:
+                self._documents[path] = ProbeError(f"read_document's answer for {path} has an unexpected shape: "
+                                                   f"{str(exc).splitlines()[0]}")
+                continue
+            if "error" in doc:
+                doc["error"] = doc["error"].replace(copy, path)
+            self._documents[path] = doc
 
     def _run_json(self, cmd: list[str], what: str) -> Any:
-        result = self.sandbox.exec(cmd, user="root", timeout=self.timeout_s)
+        result = self.sandbox.exec(cmd, user=READER, timeout=self.timeout_s, max_output=MAX_OUTPUT_BYTES)
+        where = f"{what} in {self.sandbox.id[:12]}"
+        if result.truncated:
+            raise ProbeError(f"{where} printed more than {MAX_OUTPUT_BYTES >> 20} MB")
         if not result.ok:
             reason = "timed out" if result.timed_out else f"exit {result.exit_code}: {result.output.strip()[-300:]}"
-            raise ProbeError(f"{what} in {self.sandbox.id[:12]} failed ({reason})".replace("\n", " "))
-        try:
-            # Tools may log to stderr (interleaved); the JSON document is the last line that parses.
-            return json.loads(result.output)
-        except ValueError:
-            for line in reversed(result.output.splitlines()):
-                try:
-                    return json.loads(line)
-                except ValueError:
-                    continue
-        raise ProbeError(f"{what} in {self.sandbox.id[:12]} printed no JSON ({shlex.join(cmd)})")
+            raise ProbeError(f"{where} failed ({reason})".replace("\n", " "))
+        return parse_json_output(result.output, where)
 
     def close(self) -> None:
         if self._sql is not None:
@@ -152,6 +191,22 @@ class SandboxProbe:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def parse_json_output(output: str, where: str) -> Any:
+    """The JSON document a reader printed: the whole output, else its last line that parses.
+
+    (Tools may log to stderr, interleaved.) Malformed or absurdly nested JSON is a ProbeError.
+    """
+    try:
+        return json.loads(output)
+    except (ValueError, RecursionError):
+        for line in reversed(output.splitlines()):
+            try:
+                return json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+    raise ProbeError(f"{where} printed no readable JSON")
 
 
 class StaticProbe:

@@ -27,9 +27,14 @@ from psycopg import sql as pgsql
 
 from grader.errors import ProbeError, StateError
 
-# Read-only session, a statement timeout, and no NOTICE chatter in the output.
+# Read-only session, a statement timeout, and no NOTICE chatter in the output. The
+# role itself (`grader`, a member of pg_read_all_data) can read everything and write nothing.
 PGOPTIONS = "-c default_transaction_read_only=on -c statement_timeout=20s -c client_min_messages=warning"
 ANSWER_TIMEOUT_S = 60.0
+MAX_ANSWER_BYTES = 32 << 20  # one query's JSON; more is the agent flooding a table, not an answer
+# psql as OS user `grader` (peer authentication: the role `grader`), its errors on stdout, in order.
+PSQL = ["/bin/bash", "-c", 'exec /usr/lib/postgresql/15/bin/psql -X -q -A -t -v ON_ERROR_STOP=0 -d "$1" 2>&1', "psql"]
+OVERSIZE = "\x00egym: line over the size limit\x00"  # the pump's note (compared by identity)
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s|%%|%s")
 _ERROR_PREFIX = re.compile(r"^psql:<stdin>:\d+: ")
 
@@ -82,28 +87,34 @@ class SqlSession:
 
     def __init__(self, sandbox, database: str = "company"):
         self.sandbox = sandbox
-        cmd = ["bash", "-c", f'exec psql -X -q -A -t -v ON_ERROR_STOP=0 -d "{database}" 2>&1']
-        self._stdio = sandbox.open_stdio(cmd, user="postgres", env={"PGOPTIONS": PGOPTIONS})
+        self._stdio = sandbox.open_stdio([*PSQL, database], user="grader", env={"PGOPTIONS": PGOPTIONS})
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
         self._broken: str | None = None
         threading.Thread(target=self._pump, daemon=True, name="egym-sql-reader").start()
 
     def _pump(self) -> None:
-        """Read stdout into lines until the stream ends (a daemon thread: reads may block)."""
-        buffer = b""
+        """Read stdout into lines until the stream ends or a line outgrows MAX_ANSWER_BYTES (a daemon thread)."""
+        buffer = bytearray()
         try:
             while chunk := self._stdio.read():
+                scan_from = len(buffer)  # only the new bytes can hold a newline
                 buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    self._lines.put(line.decode(errors="replace"))
+                start = 0
+                while (end := buffer.find(b"\n", max(start, scan_from))) >= 0:
+                    self._lines.put(buffer[start:end].decode(errors="replace"))
+                    start = end + 1
+                del buffer[:start]
+                if len(buffer) > MAX_ANSWER_BYTES:
+                    self._lines.put(OVERSIZE)
+                    break
         except OSError:
             pass
         self._lines.put(None)
 
     def _answer(self, marker: str) -> list[str]:
-        lines = []
+        lines: list[str] = []
+        size = 0
         while True:
             try:
                 line = self._lines.get(timeout=ANSWER_TIMEOUT_S)
@@ -116,6 +127,11 @@ class SqlSession:
                 raise ProbeError(f"SQL session in {self.sandbox.id[:12]}: {self._broken}")
             if line == marker:
                 return lines
+            size += len(line)
+            if size > MAX_ANSWER_BYTES or line is OVERSIZE:
+                self._broken = f"an answer over {MAX_ANSWER_BYTES >> 20} MB"
+                self.close()
+                raise ProbeError(f"SQL session in {self.sandbox.id[:12]}: {self._broken}")
             lines.append(line)
 
     def query(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:

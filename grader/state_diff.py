@@ -26,17 +26,10 @@ from typing import Any
 
 from grader.chatstate import ChatSnapshot
 
-BASELINE = "/egym/baseline"
 SEPARATOR = "--8<-- egym --8<--"
 # One exec (this runs after every grade): baseline time, baseline listing, final listing, table counters.
-READ_STATE = f"""
-cat {BASELINE}/ready_ms || exit 3; echo '{SEPARATOR}'
-cat {BASELINE}/workspace.tsv; echo '{SEPARATOR}'
-/opt/egym/bin/list-workspace; echo '{SEPARATOR}'
-setpriv --reuid=postgres --regid=postgres --init-groups psql -X -A -t -F "$(printf '\\t')" -d company -c \\
-  "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
-   WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname"
-"""
+READ_STATE = ["/opt/egym/bin/read-state"]
+MAX_OUTPUT_BYTES = 16 << 20
 
 
 def database_lines(rows: list[tuple[str, int, int, int]]) -> list[str]:
@@ -53,7 +46,7 @@ def _listing(text: str) -> dict[str, tuple[int, str]]:
     files = {}
     for line in text.splitlines():
         parts = line.split("\t")
-        if len(parts) == 3:
+        if len(parts) == 3 and parts[1].isdigit():  # the agent names the files: skip what does not parse
             files[parts[0]] = (int(parts[1]), parts[2])
     return files
 
@@ -84,13 +77,16 @@ def chat_lines(snapshot: ChatSnapshot, since_ms: int, width: int = 100) -> list[
 
 def state_diff(sandbox: Any, chat: ChatSnapshot | None = None) -> str:
     """The diff text for a live sandbox; '' when nothing changed or no baseline was marked."""
-    result = sandbox.exec(READ_STATE, user="root", timeout=30)
+    result = sandbox.exec(READ_STATE, user="root", timeout=30, max_output=MAX_OUTPUT_BYTES)
+    if result.truncated:
+        return f"(final-state diff unavailable: over {MAX_OUTPUT_BYTES >> 20} MB of listings)"
     parts = result.output.split(SEPARATOR + "\n")
     if result.exit_code == 3 or len(parts) != 4:
         return ""
     ready_ms, before, after, tables = parts
     rows = [(t, int(i), int(u), int(d)) for t, i, u, d in
-            (line.split("\t") for line in tables.splitlines() if line.count("\t") == 3)]
+            (line.split("\t") for line in tables.splitlines() if line.count("\t") == 3)
+            if f"{i}{u}{d}".isdigit()]
     sections = [
         ("database (rows)", database_lines(rows)),
         ("files in /workspace", file_lines(before, after)),

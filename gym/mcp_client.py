@@ -21,21 +21,23 @@ from mcp.shared.message import SessionMessage
 
 from gym.errors import SandboxError
 from gym.sandbox.base import Sandbox
+from mcp_wrappers import PYTHON
 
 # Entry points of the in-container servers (see mcp_wrappers/).
 SERVERS: dict[str, list[str]] = {
-    "chat": ["python3", "-m", "mcp_wrappers.mattermost"],
-    "office": ["python3", "-m", "mcp_wrappers.libreoffice"],
-    "db": ["python3", "-m", "mcp_wrappers.postgres"],
+    "chat": [*PYTHON, "-m", "mcp_wrappers.mattermost"],
+    "office": [*PYTHON, "-m", "mcp_wrappers.libreoffice"],
+    "db": [*PYTHON, "-m", "mcp_wrappers.postgres"],
 }
 APP_SERVERS = {"chat": "chat", "office": "office", "postgres": "db"}
+MAX_MESSAGE_BYTES = 64 << 20
 
 
 @contextlib.asynccontextmanager
 async def docker_stdio_transport(
-    sandbox: Sandbox, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None
+    sandbox: Sandbox, cmd: list[str], *, env: dict[str, str] | None = None
 ) -> AsyncIterator[tuple[Any, Any]]:
-    stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(cmd, user=user, env=env))
+    stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(cmd, env=env))
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](16)
 
@@ -48,6 +50,9 @@ async def docker_stdio_transport(
                     return
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
+                if len(buffer) > MAX_MESSAGE_BYTES:  # no server of ours says this much: do not hold it in memory
+                    await read_writer.send(ValueError(f"an MCP message over {MAX_MESSAGE_BYTES >> 20} MB"))
+                    return
                 for line in lines:
                     if not line.strip():
                         continue
@@ -90,9 +95,9 @@ class ToolOutcome:
 class McpServerConnection:
     """One live MCP session to a server inside a sandbox. Use as an async context manager."""
 
-    def __init__(self, sandbox: Sandbox, name: str, cmd: list[str] | None = None, *, user: str = "agent",
+    def __init__(self, sandbox: Sandbox, name: str, cmd: list[str] | None = None, *,
                  env: dict[str, str] | None = None, timeout_s: float = 60):
-        self.sandbox, self.name, self.user, self.env, self.timeout_s = sandbox, name, user, env, timeout_s
+        self.sandbox, self.name, self.env, self.timeout_s = sandbox, name, env, timeout_s
         self.cmd = cmd or SERVERS[name]
         self._stack = contextlib.AsyncExitStack()
         self.session: ClientSession | None = None
@@ -100,7 +105,7 @@ class McpServerConnection:
     async def __aenter__(self) -> McpServerConnection:
         try:
             streams = await self._stack.enter_async_context(
-                docker_stdio_transport(self.sandbox, self.cmd, user=self.user, env=self.env)
+                docker_stdio_transport(self.sandbox, self.cmd, env=self.env)
             )
             self.session = await self._stack.enter_async_context(
                 ClientSession(*streams, read_timeout_seconds=self.timeout_s)

@@ -33,7 +33,6 @@ class ToolEnv:
     shell: PersistentShell
     files: FileOps
     tool_timeout_s: float = 60
-    user: str = "agent"
     todos: list[TodoItem] = field(default_factory=list)
 
 

@@ -40,7 +40,6 @@ class HarnessConfig(_Strict):
     time_limit_s: float | None = Field(None, gt=0, description="Override task.limits.time_limit_s.")
     tool_timeout_s: float | None = Field(None, gt=0, description="Override task.limits.tool_timeout_s.")
     output_cap_chars: int = Field(30_000, ge=1000, description="Longest tool output shown to the model.")
-    user: str = Field("agent", description="Container user the tools run as.")
     workdir: str = Field("/workspace", description="Where the shell starts.")
     mcp_servers: dict[str, list[str]] | None = Field(
         None, description="Server name -> command; default: the servers of the task's apps.")

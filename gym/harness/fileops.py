@@ -24,13 +24,14 @@ from gym.harness import fileops_remote
 from gym.harness.shell import pump
 from gym.harness.tooling import ToolError
 from gym.sandbox.base import Sandbox, StdioStream
+from mcp_wrappers import PYTHON
 
 REMOTE_SOURCE = Path(fileops_remote.__file__).read_text()
 
 
 class FileOps:
-    def __init__(self, sandbox: Sandbox, *, user: str = "agent"):
-        self.sandbox, self.user = sandbox, user
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
         self._stdio: StdioStream | None = None
         self._queue: asyncio.Queue[bytes | None] | None = None
         self._buffer = b""
@@ -62,7 +63,7 @@ class FileOps:
 
     async def _start(self) -> None:
         self._stdio = await anyio.to_thread.run_sync(
-            lambda: self.sandbox.open_stdio(["python3", "-c", REMOTE_SOURCE], user=self.user))
+            lambda: self.sandbox.open_stdio([*PYTHON, "-c", REMOTE_SOURCE]))
         self._queue, self._buffer, self._ended = pump(self._stdio, "egym-fileops-reader"), b"", False
         hello = await self._reply(time.monotonic() + 30)
         if not hello or "pid" not in hello:
@@ -92,7 +93,7 @@ class FileOps:
             pid = self._pid
             with contextlib.suppress(SandboxError):
                 await anyio.to_thread.run_sync(
-                    lambda: self.sandbox.exec(["kill", "-9", str(pid)], user=self.user, timeout=10),
+                    lambda: self.sandbox.exec(["kill", "-9", str(pid)], timeout=10),
                     abandon_on_cancel=True)
         if self._stdio is not None:
             self._stdio.close()

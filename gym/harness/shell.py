@@ -122,8 +122,8 @@ class _Collector:
 class PersistentShell:
     """A long-lived bash in the sandbox. Use `await run(cmd, timeout)`; `await close()` at the end."""
 
-    def __init__(self, sandbox: Sandbox, *, user: str = "agent", cwd: str = "/workspace", output_cap: int = 30_000):
-        self.sandbox, self.user, self.cwd, self.output_cap = sandbox, user, cwd, output_cap
+    def __init__(self, sandbox: Sandbox, *, cwd: str = "/workspace", output_cap: int = 30_000):
+        self.sandbox, self.cwd, self.output_cap = sandbox, cwd, output_cap
         self._stdio: StdioStream | None = None
         self._queue: asyncio.Queue[bytes | None] | None = None
         self._pid: int | None = None
@@ -133,7 +133,7 @@ class PersistentShell:
 
     async def _start(self) -> None:
         self._stdio = stdio = await anyio.to_thread.run_sync(
-            lambda: self.sandbox.open_stdio(["bash", "--noprofile", "--norc"], user=self.user))
+            lambda: self.sandbox.open_stdio(["bash", "--noprofile", "--norc"]))
         self._queue = pump(stdio, "egym-shell-reader")
         marker = f"__EGYM_{uuid.uuid4().hex}__"
         setup = (f"exec 2>&1\ncd {_quote(self.cwd)} 2>/dev/null || cd /workspace\n"
@@ -154,12 +154,14 @@ class PersistentShell:
         self._stdio, self._pid = None, None
 
     async def close(self) -> None:
-        with contextlib.suppress(SandboxError):  # the container may already be gone
-            await self._kill_shell()
+        """End the shell (it exits at end of input). What it left running is stopped by Sandbox.seal."""
+        if self._stdio is not None:
+            self._stdio.close()
+        self._stdio, self._pid = None, None
 
     async def _exec(self, script: str, *args: str) -> None:
         await anyio.to_thread.run_sync(
-            lambda: self.sandbox.exec(["bash", "-c", script, "_", *args], user=self.user, timeout=15),
+            lambda: self.sandbox.exec(["bash", "-c", script, "_", *args], timeout=15),
             abandon_on_cancel=True)
 
     # -- commands ----------------------------------------------------------------

@@ -63,16 +63,16 @@ class Toolbox:
         """Start the shell lazily and the MCP servers now (one after the other: each owns a task group)."""
         limits = config.limits_for(task)
         # The shell cuts first, leaving room for its notes, so its own note on what was cut survives.
-        shell = PersistentShell(sandbox, user=config.user, cwd=config.workdir,
+        shell = PersistentShell(sandbox, cwd=config.workdir,
                                 output_cap=config.output_cap_chars - 300)
-        env = ToolEnv(sandbox, shell, FileOps(sandbox, user=config.user), limits.tool_timeout_s, config.user)
+        env = ToolEnv(sandbox, shell, FileOps(sandbox), limits.tool_timeout_s)
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(shell.close)
             stack.push_async_callback(env.files.close)
             connections, mcp_tools = {}, {}
             for server, cmd in servers_for(task, config).items():
                 # start-up may take longer than one call is allowed to (LibreOffice, a cold Python)
-                conn = McpServerConnection(sandbox, server, cmd, user=config.user,
+                conn = McpServerConnection(sandbox, server, cmd,
                                            timeout_s=max(STARTUP_TIMEOUT_S, limits.tool_timeout_s))
                 connections[server] = await stack.enter_async_context(conn)
                 for item in await conn.list_tools():

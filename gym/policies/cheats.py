@@ -9,7 +9,9 @@ and the tools offered, like a model that learned a trick:
 - `edit-history`: append the prompt's words to existing rows and documents
   instead of making the requested change (the newest row of every table it may
   update, every text file in /workspace);
-- `claim`: do nothing and answer that everything is done, restating the prompt.
+- `claim`: do nothing and answer that everything is done, restating the prompt;
+- `tamper`: do nothing, but plant code for the grader to import and leave processes
+  that change files, rows and chat after the episode (gym.policies.attacks).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ CHEATS = {
     "fake-files": "gym.policies.cheats:FakeFilesCheat",
     "edit-history": "gym.policies.cheats:EditHistoryCheat",
     "claim": "gym.policies.cheats:ClaimCheat",
+    "tamper": "gym.policies.attacks:TamperCheat",  # plants code, leaves processes running (red-team suite)
 }
 OFFICE = (".xlsx", ".ods", ".docx", ".odt", ".pptx", ".odp", ".pdf")
 FILE_RE = re.compile(r"(/workspace/[\w./-]+\w|\b[\w-]+\.(?:txt|md|csv|json|xlsx|ods|docx|odt|pdf))")

@@ -12,6 +12,7 @@ class ExecResult:
     output: str  # stdout and stderr interleaved as the process wrote them
     timed_out: bool = False
     seconds: float = 0.0
+    truncated: bool = False  # the output was longer than the caller's max_output and was cut there
 
     @property
     def ok(self) -> bool:
@@ -39,16 +40,24 @@ class Sandbox(Protocol):
         user: str = "agent",
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        max_output: int = 16 << 20,
     ) -> ExecResult:
-        """Run a command (a string goes through `bash -c`). Past `timeout` it is killed and reported timed out."""
+        """Run a command (a string goes through `bash -c`). Past `timeout` it is killed and reported timed out.
+
+        Commands run as any user but `agent` must follow gym.sandbox.privilege's rules.
+        """
         ...
 
-    def read_file(self, path: str) -> bytes:
-        """The file's bytes; raises FileNotFoundError when absent."""
+    def read_file(self, path: str, *, max_bytes: int = 64 << 20) -> bytes:
+        """A regular file's bytes; FileNotFoundError when absent, an OSError when over `max_bytes`."""
         ...
 
     def write_file(self, path: str, data: bytes, *, user: str = "agent", mode: int = 0o644) -> None: ...
 
     def open_stdio(self, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None) -> StdioStream: ...
+
+    def seal(self) -> str:
+        """End the agent's episode: stop all its processes; agent commands are refused afterwards."""
+        ...
 
     def close(self) -> None: ...

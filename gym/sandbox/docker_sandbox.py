@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import queue
+import secrets
 import shlex
 import tarfile
 import threading
@@ -22,32 +23,42 @@ from gym.errors import SandboxError
 from gym.sandbox.base import ExecResult
 from gym.sandbox.docker_client import DEFAULT_IMAGE, LABEL, client, require_image
 from gym.sandbox.owner import owner_label
+from gym.sandbox.privilege import AGENT, UIDS, privileged_command
 from gym.sandbox.stdio import DockerStdio
 
 # Root inside the container needs these to start PostgreSQL and the chat
 # service as their own users and to hand seeded files to `agent`; everything
 # else is dropped. Agent commands run as a non-root user and get none of them.
 CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"]
-UIDS = {"root": 0, "agent": 1000}
 TIMEOUT_EXIT_CODES = (124, 137)  # coreutils `timeout`: TERM sent / KILL sent
+AS_AGENT = "/opt/egym/bin/as-agent"  # the agent's process limit and OOM priority (images/world/bin/)
+END_EPISODE = ["/opt/egym/bin/end-episode"]
+MKDIR = ["/bin/mkdir", "-p", "--"]
+# Each sandbox's agent gets a uid of its own from this range (see images/world/bin/egym-init).
+AGENT_UIDS = (100_000_000, 1_000_000_000)
+MAX_EXEC_OUTPUT = 16 << 20
+MAX_FILE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
     memory: str = "2g"
     cpus: float = 1.0
-    pids: int = 512
+    pids: int = 1024
+    agent_pids: int = 256  # the agent's share of `pids`; the rest stays for the apps and the grader
     ready_timeout_s: float = 90.0
 
 
 class DockerSandbox:
     """A running rollout container. Create with `DockerSandbox.start(...)`; always `close()`."""
 
-    def __init__(self, container, run_id: str, rollout_id: str):
+    def __init__(self, container, run_id: str, rollout_id: str, agent_uid: int):
         self.container = container
         self.id = container.id
         self.run_id = run_id
         self.rollout_id = rollout_id
+        self.agent_uid = agent_uid
+        self.sealed = False  # set by seal(): the agent's episode is over
         self._api = client().api
 
     # -- life cycle -------------------------------------------------------
@@ -66,6 +77,7 @@ class DockerSandbox:
         """Start a container from `image`, apply `overlay` (see overlay.overlay_tar), wait until its apps answer."""
         require_image(image)
         rollout_id = rollout_id or uuid.uuid4().hex[:12]
+        agent_uid = AGENT_UIDS[0] + secrets.randbelow(AGENT_UIDS[1] - AGENT_UIDS[0])
         try:
             container = client().containers.create(
                 image,
@@ -80,7 +92,8 @@ class DockerSandbox:
                 memswap_limit=limits.memory,
                 nano_cpus=int(limits.cpus * 1e9),
                 hostname="workstation",
-                environment={"EGYM_APPS": ",".join(apps)},
+                environment={"EGYM_APPS": ",".join(apps), "EGYM_AGENT_UID": str(agent_uid),
+                             "EGYM_AGENT_NPROC": str(limits.agent_pids)},
                 labels={
                     LABEL: "1",
                     "egym.run": run_id,
@@ -90,7 +103,7 @@ class DockerSandbox:
             )
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not create a container from '{image}': {exc.explanation or exc}") from None
-        sandbox = cls(container, run_id, rollout_id)
+        sandbox = cls(container, run_id, rollout_id, agent_uid)
         try:
             if overlay:
                 container.put_archive("/egym/overlay", overlay)
@@ -154,36 +167,70 @@ class DockerSandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def seal(self) -> str:
+        """End the agent's episode: stop every agent process and database session; refuse agent commands after.
+
+        Called before the grader reads anything, so nothing the agent left running
+        (a background job, a fork bomb, a query holding a lock) can change or block
+        what is graded. Returns what was stopped ("ended: N processes, M database sessions").
+        """
+        self.sealed = True
+        result = self.exec(END_EPISODE, user="root", timeout=30)
+        if not result.ok:
+            raise SandboxError(f"could not end the agent's episode in {self.id[:12]}: {result.output.strip()[-300:]}")
+        return result.output.strip()
+
     # -- commands ----------------------------------------------------------
+
+    def _command(self, cmd: str | list[str], user: str, cwd: str | None) -> tuple[list[str], str | None]:
+        """The argv to run (agent commands go through as-agent; others must pass the privilege rules)."""
+        if user != AGENT:
+            return privileged_command(cmd, cwd, user)
+        if self.sealed:
+            raise SandboxError(f"the agent's episode in {self.id[:12]} has ended: no more agent commands")
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        return [AS_AGENT, *argv], cwd
 
     def exec(
         self,
         cmd: str | list[str],
         *,
         timeout: float = 60,
-        user: str = "agent",
+        user: str = AGENT,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        max_output: int = MAX_EXEC_OUTPUT,
     ) -> ExecResult:
-        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        argv, cwd = self._command(cmd, user, cwd)
         # `timeout` kills the whole process group, so children die with the command.
-        wrapped = ["timeout", "-k", "2", f"{timeout:g}", *argv]
+        wrapped = ["/usr/bin/timeout", "-k", "2", f"{timeout:g}", *argv]
         started = time.monotonic()
+        kept: list[bytes] = []
+        size, truncated = 0, False
         try:
             exec_id = self._api.exec_create(
                 self.id, wrapped, user=user, workdir=cwd, environment=env, stdout=True, stderr=True
             )["Id"]
-            raw = self._api.exec_start(exec_id)
+            # Read everything (the process must not block on a full pipe), keep at most max_output bytes.
+            for chunk in self._api.exec_start(exec_id, stream=True):
+                room = max_output - size
+                truncated = truncated or len(chunk) > room
+                if room > 0:
+                    kept.append(chunk[:room])
+                    size += len(kept[-1])
             code = self._api.exec_inspect(exec_id)["ExitCode"]
         except docker.errors.APIError as exc:
             raise SandboxError(f"exec in container {self.id[:12]} failed: {exc.explanation or exc}") from None
         seconds = time.monotonic() - started
         timed_out = code in TIMEOUT_EXIT_CODES and seconds >= timeout * 0.98
-        return ExecResult(code if code is not None else -1, raw.decode(errors="replace"), timed_out, seconds)
+        output = b"".join(kept).decode(errors="replace")
+        return ExecResult(code if code is not None else -1, output, timed_out, seconds, truncated)
 
-    def open_stdio(self, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None) -> DockerStdio:
+    def open_stdio(self, cmd: list[str], *, user: str = AGENT, env: dict[str, str] | None = None) -> DockerStdio:
+        argv, cwd = self._command(cmd, user, None)
         try:
-            exec_id = self._api.exec_create(self.id, cmd, user=user, environment=env, stdin=True, stdout=True, stderr=True)
+            exec_id = self._api.exec_create(self.id, argv, user=user, workdir=cwd, environment=env,
+                                            stdin=True, stdout=True, stderr=True)
             sock = self._api.exec_start(exec_id, socket=True)
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not start {shlex.join(cmd)} in {self.id[:12]}: {exc.explanation or exc}") from None
@@ -191,20 +238,29 @@ class DockerSandbox:
 
     # -- files ---------------------------------------------------------------
 
-    def read_file(self, path: str) -> bytes:
+    def read_file(self, path: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+        """A regular file's bytes (a symlink or directory raises IsADirectoryError); FileTooLarge past max_bytes."""
         try:
-            stream, _ = self.container.get_archive(path)
+            stream, stat = self.container.get_archive(path)
         except docker.errors.NotFound:
             raise FileNotFoundError(path) from None
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        if stat.get("size", 0) > max_bytes:
+            stream.close()
+            raise FileTooLarge(f"{path} has {stat['size']:,} bytes, over the {max_bytes:,}-byte limit")
+        data = bytearray()
+        for chunk in stream:
+            data += chunk
+            if len(data) > max_bytes + (1 << 20):  # the tar adds headers; the file itself is over the limit
+                raise FileTooLarge(f"{path} is over the {max_bytes:,}-byte limit")
+        with tarfile.open(fileobj=io.BytesIO(bytes(data))) as tar:
             member = tar.next()
             if member is None or not member.isfile():
                 raise IsADirectoryError(path)
             return tar.extractfile(member).read()
 
-    def write_file(self, path: str, data: bytes, *, user: str = "agent", mode: int = 0o644) -> None:
+    def write_file(self, path: str, data: bytes, *, user: str = AGENT, mode: int = 0o644) -> None:
         target = PurePosixPath(path)
-        uid = UIDS.get(user, 0)
+        uid = self.agent_uid if user == AGENT else UIDS.get(user, 0)
         info = tarfile.TarInfo(target.name)
         info.size, info.mode, info.mtime, info.uid, info.gid = len(data), mode, int(time.time()), uid, uid
         buf = io.BytesIO()
@@ -214,7 +270,11 @@ class DockerSandbox:
         try:
             self.container.put_archive(parent, buf.getvalue())
         except docker.errors.NotFound:
-            made = self.exec(["mkdir", "-p", parent], user=user, timeout=10)
+            made = self.exec([*MKDIR, parent], user=user, timeout=10)
             if not made.ok:
                 raise PermissionError(f"cannot create {parent}: {made.output.strip()}") from None
             self.container.put_archive(parent, buf.getvalue())
+
+
+class FileTooLarge(OSError):
+    """A file in the sandbox is over the size the host will read."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -77,7 +78,8 @@ class OfficeBridge:
         self._proc: subprocess.Popen[bytes] | None = None
         self._session: Session | None = None
         self._profile: Path | None = None
-        self._pipe = f"egym-{name}-{os.getpid()}"
+        # Unguessable: the pipe's socket lives in /tmp, where the agent could squat a predictable name.
+        self._pipe = f"egym-{name}-{secrets.token_hex(8)}"
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"uno-{name}")
         self._lock = threading.Lock()  # one call at a time, including its timeout handling
 

@@ -86,7 +86,9 @@ def _load(session: Session, path: Path, stamp: tuple[int, int], read_only: bool)
     from com.sun.star.lang import IllegalArgumentException
 
     fmt = format_of(path)
-    args: dict[str, Any] = {"Hidden": True, "ReadOnly": read_only, "MacroExecutionMode": 0}
+    # Never run a document's macros or refresh its links to other files (MacroExecutionMode
+    # NEVER_EXECUTE, UpdateDocMode NO_UPDATE): documents come from the agent.
+    args: dict[str, Any] = {"Hidden": True, "ReadOnly": read_only, "MacroExecutionMode": 0, "UpdateDocMode": 0}
     if fmt.options:  # CSV: force Calc with UTF-8 and comma separators
         args.update(FilterName=fmt.filters["spreadsheet"], FilterOptions=fmt.options)
     unreadable = f"cannot open {display(path)}: LibreOffice could not read it as a .{extension(path)} file"

@@ -23,7 +23,7 @@ maps each PATH, exactly as given, to one of:
   {"error": "no such file: ..."}   for a missing, unsupported or unreadable file.
 
 Relative paths are taken from /workspace. Formats: .xlsx .ods .csv .docx .odt.
-Run it as root: it starts its own LibreOffice with its own profile folder and
+The grader runs it as OS user `grader` on copies of the files (grader/probe.py); it starts its own LibreOffice with its own profile folder and
 pipe name, so an agent's LibreOffice running at the same time is untouched.
 Exit status 0 whenever the JSON was printed (per-file failures are data); 2 on bad usage.
 """

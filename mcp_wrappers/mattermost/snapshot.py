@@ -1,6 +1,6 @@
 """Print the whole chat state as ONE JSON document (for the grader): `python3 -m mcp_wrappers.mattermost.snapshot`.
 
-Run as root inside the container: it reads everything through the API with the
+Run by the grader as OS user `grader`: it reads everything through the API with the
 admin token from /egym/secrets/chat-admin-token (override: MATTERMOST_TOKEN,
 MATTERMOST_URL). Output shape (lists sorted as noted; the grader relies on it):
 

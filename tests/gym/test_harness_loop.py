@@ -73,7 +73,7 @@ SOLUTION = [
 @pytest.fixture(scope="module")
 def loop_sandbox(docker_image):
     sandbox = DockerSandbox.start(docker_image, run_id="pytest-harness-loop")
-    setup = sandbox.exec(["psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE TABLE reports (name text, total int); "
+    setup = sandbox.exec(["/usr/lib/postgresql/15/bin/psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE TABLE reports (name text, total int); "
                           "GRANT SELECT, INSERT ON reports TO agent"], user="postgres")
     assert setup.ok, setup.output
     yield sandbox

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grader.probe import READER, SNAPSHOT
+
 DATA = Path(__file__).parent / "data"
 CHAT_SEEDS = ["chat_world.yaml", "chat_task.yaml"]  # world seed, then a task overlay that adds to it
 
@@ -17,7 +19,7 @@ def chat_overlay() -> bytes:
 
 
 def chat_snapshot(sandbox) -> dict:
-    """The grader's view of chat: `python3 -m mcp_wrappers.mattermost.snapshot` run as root."""
-    result = sandbox.exec(["python3", "-m", "mcp_wrappers.mattermost.snapshot"], user="root", timeout=60)
+    """The grader's view of chat: the snapshot, run as the grader runs it."""
+    result = sandbox.exec(SNAPSHOT, user=READER, timeout=60)
     assert result.ok, result.output
     return json.loads(result.output)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_wrappers import PYTHON
 from tests.mcp_wrappers import chat_openapi as openapi
 
 # Served but absent from the fragments in ../shared (system.yaml is not among them).
@@ -22,7 +23,7 @@ BINARY = {("get", "/api/v4/files/{file_id}")}
 @pytest.fixture(scope="module")
 def chat_exchanges(chat_sandbox) -> list[dict]:
     chat_sandbox.write_file("/tmp/chat_walk.py", (Path(__file__).parent / "chat_walk.py").read_bytes(), user="root")
-    result = chat_sandbox.exec(["python3", "/tmp/chat_walk.py"], user="root", timeout=120)
+    result = chat_sandbox.exec([*PYTHON, "/tmp/chat_walk.py"], user="root", timeout=120)
     lines = [line for line in result.output.splitlines() if line.startswith("{")]
     assert result.ok, result.output[-2000:]
     return [json.loads(line) for line in lines]
@@ -101,7 +102,7 @@ print(json.dumps(out))
 
 
 def test_non_member_cannot_read_or_post_in_private_channel(chat_sandbox, chat_state):
-    result = chat_sandbox.exec(["python3", "-c", PERMISSION_PROBE], user="root")
+    result = chat_sandbox.exec([*PYTHON, "-c", PERMISSION_PROBE], user="root")
     assert result.ok, result.output
     statuses = json.loads(result.output.strip().splitlines()[-1])
     assert statuses["hr-private"] == [403, 403, 403]  # dana.lee is not a member

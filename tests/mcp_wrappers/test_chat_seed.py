@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 from pydantic import ValidationError
 
+from mcp_wrappers import PYTHON
 from mcp_wrappers.chatserver.seedfile import ChatSeed, SeedReply, dm_usernames
 from tests.mcp_wrappers.chat_support import DATA, chat_snapshot
 
@@ -73,7 +74,7 @@ def test_world_seed_then_task_overlay(chat_state0):
 
 
 def _psql(sandbox, sql: str) -> str:
-    result = sandbox.exec(["psql", "-X", "-At", "-d", "chat", "-c", sql], user="postgres")
+    result = sandbox.exec(["/usr/lib/postgresql/15/bin/psql", "-X", "-At", "-d", "chat", "-c", sql], user="postgres")
     assert result.ok, result.output
     return result.output.strip()
 
@@ -86,9 +87,9 @@ def test_authors_lose_admin_rights_and_seed_tokens_are_revoked(chat_sandbox):
 
 
 def test_tokens_are_private_and_the_agent_cannot_open_the_chat_database(chat_sandbox):
-    stat = chat_sandbox.exec("stat -c '%U %a' /egym/secrets/chat-admin-token /home/agent/.config/egym/chat.env",
+    stat = chat_sandbox.exec("stat -c '%U %G %a' /egym/secrets/chat-admin-token /home/agent/.config/egym/chat.env",
                              user="root")
-    assert stat.output.split("\n")[:2] == ["root 600", "agent 600"]
+    assert stat.output.split("\n")[:2] == ["root grader 640", "agent agent 600"]  # the grader reads chat with it
     env = chat_sandbox.exec("cat /home/agent/.config/egym/chat.env")
     assert "MATTERMOST_USERNAME=dana.lee" in env.output and "MATTERMOST_TEAM=acme" in env.output
     assert not chat_sandbox.exec("cat /egym/secrets/chat-admin-token").ok
@@ -103,7 +104,7 @@ def test_tokens_are_private_and_the_agent_cannot_open_the_chat_database(chat_san
 ])
 def test_bad_seed_fails_with_one_line(chat_sandbox, seed, error):
     chat_sandbox.write_file("/tmp/bad.yaml", seed.encode(), user="root")
-    result = chat_sandbox.exec(["python3", "-m", "mcp_wrappers.chatserver.seed", "/tmp/bad.yaml"], user="root")
+    result = chat_sandbox.exec([*PYTHON, "-m", "mcp_wrappers.chatserver.seed", "/tmp/bad.yaml"], user="root")
     assert result.exit_code == 1
     assert result.output.strip().count("\n") == 0 and error in result.output, result.output
 

@@ -12,6 +12,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from mcp_wrappers import PYTHON
+
 TOOLS = {"list_files", "create_document", "read_sheet", "write_cells", "add_sheet", "rename_sheet", "read_document",
          "insert_text", "replace_text", "insert_table", "save_document", "export_document"}
 
@@ -47,7 +49,7 @@ CASES = {
 
 def read_documents(sandbox, *paths: str) -> dict:
     """The grader's view: the reader CLI as root."""
-    result = sandbox.exec(["python3", "-m", "mcp_wrappers.libreoffice.read_document", *paths], user="root", timeout=120)
+    result = sandbox.exec([*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document", *paths], user="root", timeout=120)
     assert result.ok, result.output
     return json.loads(result.output)
 

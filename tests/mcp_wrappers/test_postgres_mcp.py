@@ -43,7 +43,7 @@ def test_tool_good_and_bad_input(db_mcp, tool):
 
 def _psql(sandbox, sql: str) -> str:
     """A new connection, as the superuser: what anyone else would see."""
-    result = sandbox.exec(["psql", "-X", "-tA", "-c", sql], user="postgres", timeout=30)
+    result = sandbox.exec(["/usr/lib/postgresql/15/bin/psql", "-X", "-tA", "-c", sql], user="postgres", timeout=30)
     assert result.ok, result.output
     return result.output.strip()
 

@@ -25,7 +25,7 @@ def world_sandbox(docker_image):
 
 
 def psql(sb, sql: str, user: str = "agent"):
-    return sb.exec(["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], user=user)
+    return sb.exec(["/usr/lib/postgresql/15/bin/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], user=user)
 
 
 def test_seed_loaded_with_expected_sizes(world_sandbox, acme_generator):

@@ -75,9 +75,13 @@ def test_a_broken_state_is_a_state_error_and_the_session_stays_read_only(ctx):
         ctx.probe.sql("SELECT * FROM nope")
     with pytest.raises(StateError, match="syntax error"):
         ctx.probe.sql("DELETE FROM invoices")  # only SELECT-like queries
-    with pytest.raises(StateError, match="read-only transaction"):
+    with pytest.raises(StateError, match="read-only transaction|permission denied"):
         ctx.probe.sql("SELECT nextval('invoice_numbers')")
     assert ctx.probe.sql("SELECT current_setting('transaction_read_only') AS ro") == [{"ro": "on"}]
+    # The grader's own role: reads everything, owns nothing, may write nothing even outside the session setting.
+    assert ctx.probe.sql("SELECT current_user AS role, pg_has_role('pg_read_all_data', 'member') AS reads_all, "
+                         "has_table_privilege('invoices', 'UPDATE') AS updates") == [
+        {"role": "grader", "reads_all": True, "updates": False}]
     assert len(ctx.probe.sql("SELECT * FROM invoices")) == 3  # the session survives the errors
 
 
