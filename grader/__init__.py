@@ -9,19 +9,20 @@ Entry points (imported lazily so `import grader` stays cheap):
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 
-def default_judge(policy_model: str | None = None) -> Any:
-    """A Judge from the environment (EGYM_JUDGE_* / OPENAI_*), or None when no judge model is configured."""
+def default_judge(policy_model: str | None = None, options: Any = None) -> Any:
+    """A Judge from the environment (EGYM_JUDGE_* / OPENAI_*) and a command's JudgeOptions, or None without a model."""
     from grader.judge import Judge, JudgeConfig
 
-    config = JudgeConfig.from_env(allow_same_model=os.environ.get("EGYM_JUDGE_SAME_MODEL") == "1" or None)
+    overrides = options.model_dump(exclude_defaults=True) if options is not None else {}
+    config = JudgeConfig.from_env(**overrides)
     return Judge(config, policy_model=policy_model) if config.model else None
 
 
-async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: Any = None, rubric: Any = None) -> Any:
+async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: Any = None, rubric: Any = None,
+                     judge_options: Any = None) -> Any:
     """Grade `sandbox`'s current state for `task` (a gym.tasks.Task) with its rubric; returns a Grade.
 
     First the sandbox is sealed: every process the agent left is stopped, so what is
@@ -35,7 +36,7 @@ async def grade_task(task: Any, sandbox: Any, trajectory: Any = None, *, judge: 
 
     rubric = rubric or load_rubric(rubric_for_task(task))
     if judge is None:
-        judge = default_judge(getattr(trajectory, "model", None))
+        judge = default_judge(getattr(trajectory, "model", None), judge_options)
     ended = await asyncio.to_thread(sandbox.seal)
     probe = SandboxProbe(sandbox)
     try:

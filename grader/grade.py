@@ -93,10 +93,22 @@ class Grade(_Strict):
             out[item.section or ""] = (earned + item.earned, possible + max(item.points, 0))
         return out
 
+    def incomplete_note(self) -> str:
+        """'' for a complete grade, else e.g. 'incomplete (2 judge items not graded, 1 check could not run)'."""
+        errors = self.by_status("error")
+        if not errors:
+            return ""
+        judged = sum(item.kind == "judge" for item in errors)
+        parts = [f"{n} {what}" for n, what in (
+            (judged, "judge item not graded" if judged == 1 else "judge items not graded"),
+            (len(errors) - judged, "check could not run" if len(errors) - judged == 1 else "checks could not run"),
+        ) if n]
+        return f"incomplete ({', '.join(parts)})"
+
     def summary(self) -> str:
-        """One line for logs and tables, e.g. '120/183 (65.6%) 40 pass, 3 fail, 1 error [incomplete]'."""
+        """One line for logs and tables, e.g. '120/183 (65.6%) 40 pass, 3 fail, 1 error [incomplete (...)]'."""
         counts = ", ".join(f"{len(self.by_status(s))} {s}" for s in ("pass", "fail", "error"))
-        flags = [flag for flag, on in (("gated", self.gated), ("incomplete", self.incomplete)) if on]
+        flags = [flag for flag in ("gated" if self.gated else "", self.incomplete_note()) if flag]
         tail = f" [{', '.join(flags)}]" if flags else ""
         return f"{self} ({self.normalized:.1%}) {counts}{tail}"
 

@@ -8,7 +8,11 @@
   attempt on an unusable answer.
 - A content-hash cache on disk: the same question to the same model is never paid twice.
 - The judge must differ from the policy being graded unless `allow_same_model`.
-A call that still fails becomes a Verdict with `error` set; the item is then `error`.
+- A model named `hf:NAME` (e.g. `hf:smollm2`) is a local model, asked through the
+  process's shared inference engine (gym.models.engine) instead of an endpoint.
+A call that still fails (refused, timed out, unusable, the policy's own model)
+becomes a Verdict with `error` set; the item is then `error`, the grade incomplete,
+and every deterministic item is graded as usual.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ SYSTEM = (
 )
 
 
+LOCAL_PREFIX = "hf:"
+
+
 class SameModelError(JudgeError):
     """The judge would grade its own model's work; refused before grading starts."""
 
@@ -48,11 +55,12 @@ class JudgeConfig(BaseModel):
     api_key: str | None = Field(None, repr=False, description="API key (never logged).")
     model: str | None = Field(None, description="Default judge model for items without a panel.")
     max_concurrency: int = Field(8, ge=1, description="Judge calls in flight at once.")
-    timeout_s: float = Field(60.0, gt=0, description="Per-request timeout.")
+    timeout_s: float = Field(60.0, gt=0, le=3600, description="Per-request timeout.")
     max_retries: int = Field(3, ge=0, description="Retries (exponential backoff) after 5xx, 429, timeouts.")
     temperature: float = Field(0.0, ge=0, description="Temperature of single-sample calls.")
     sample_temperature: float = Field(0.7, ge=0, description="Temperature when a panel asks one model several times.")
-    max_tokens: int = Field(512, ge=16)
+    max_tokens: int = Field(512, ge=16, le=32768, description="Longest verdict (reason included) in tokens.")
+    requests_per_minute: float | None = Field(None, gt=0, description="Spread calls out to stay under a rate limit.")
     cache_dir: Path | None = Field(Path(".egym/judge-cache"), description="On-disk verdict cache; None disables it.")
     allow_same_model: bool = Field(False, description="Permit judging a policy with its own model.")
 
@@ -63,8 +71,21 @@ class JudgeConfig(BaseModel):
             "base_url": env.get("EGYM_JUDGE_BASE_URL") or env.get("OPENAI_BASE_URL"),
             "api_key": env.get("EGYM_JUDGE_API_KEY") or env.get("OPENAI_API_KEY"),
             "model": env.get("EGYM_JUDGE_MODEL"),
+            "allow_same_model": env.get("EGYM_JUDGE_SAME_MODEL") == "1" or None,
+            "timeout_s": env.get("EGYM_JUDGE_TIMEOUT_S"),
+            "max_tokens": env.get("EGYM_JUDGE_MAX_TOKENS"),
         }
-        return cls(**{**values, **{k: v for k, v in overrides.items() if v is not None}})
+        return cls(**{k: v for k, v in {**values, **overrides}.items() if v is not None})
+
+
+class JudgeOptions(BaseModel):
+    """What a command changes of the environment's judge (`--judge-same-model`, ...); travels with each rollout."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_same_model: bool = Field(False, description="Let the policy's own model judge its work.")
+    timeout_s: float | None = Field(None, gt=0, le=3600, description="Per-request timeout (default 60 s).")
+    max_tokens: int | None = Field(None, ge=16, le=32768, description="Longest verdict (default 512 tokens).")
 
 
 def _same_model(a: str, b: str) -> bool:
@@ -142,21 +163,31 @@ class Judge:
                 )
         return models
 
-    def _session(self) -> tuple[Any, asyncio.Semaphore]:
+    def _session(self, local: bool = False) -> tuple[Any, asyncio.Semaphore]:
         """A client and semaphore bound to the running event loop (httpx clients cannot cross loops)."""
         import openai
 
         loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._client is None or self._semaphore is None:
+        if self._loop is not loop or self._semaphore is None:
+            self._semaphore, self._client, self._loop = asyncio.Semaphore(self.config.max_concurrency), None, loop
+        if self._client is None and not local:
             if not self.config.base_url and not os.environ.get("OPENAI_BASE_URL") and not self.config.api_key:
                 raise JudgeError("no judge endpoint: set EGYM_JUDGE_BASE_URL/EGYM_JUDGE_API_KEY (or OPENAI_*)")
             self._client = openai.AsyncOpenAI(
                 base_url=self.config.base_url, api_key=self.config.api_key or "none",
                 timeout=self.config.timeout_s, max_retries=self.config.max_retries,
             )
-            self._semaphore = asyncio.Semaphore(self.config.max_concurrency)
-            self._loop = loop
         return self._client, self._semaphore
+
+    async def _pace(self) -> None:
+        """Wait for the next free slot under `requests_per_minute` (a simple spacing between calls)."""
+        if not self.config.requests_per_minute:
+            return
+        gap = 60.0 / self.config.requests_per_minute
+        loop = asyncio.get_running_loop()
+        slot = max(loop.time(), getattr(self, "_next_slot", 0.0))
+        self._next_slot = slot + gap
+        await asyncio.sleep(max(0.0, slot - loop.time()))
 
     async def panel(self, item: JudgeItem, evidence: str, panel: Panel | None) -> list[Verdict]:
         """One verdict per (model, sample); failures are verdicts with `error` set."""
@@ -185,31 +216,65 @@ class Judge:
         return Verdict(model=model, sample=sample, score=score, verdict=str(data["verdict"]), reason=str(data.get("reason", "")))
 
     async def _call(self, request: dict[str, Any], item: JudgeItem) -> tuple[dict[str, Any], float]:
-        import openai
-
-        client, semaphore = self._session()
+        local = request["model"].startswith(LOCAL_PREFIX)
+        client, semaphore = self._session(local)
         problem = ""
         for _attempt in range(2):  # a second chance for an answer that is not on the scale
             async with semaphore:
+                await self._pace()
                 self.calls += 1
-                try:
-                    reply = await client.chat.completions.create(**request)
-                except openai.APIStatusError as exc:
-                    raise JudgeError(f"judge endpoint answered {exc.status_code}: {_short(exc.message)}") from None
-                except openai.APITimeoutError:
-                    raise JudgeError(f"judge call timed out after {self.config.timeout_s:g}s and {self.config.max_retries} retries") from None
-                except openai.APIError as exc:
-                    raise JudgeError(f"judge endpoint unreachable: {_short(str(exc))}") from None
-            message = reply.choices[0].message if reply.choices else None
-            if message is not None and getattr(message, "refusal", None):
-                problem = f"judge refused: {_short(message.refusal)}"
+                content, refusal = await (self._local(request) if local else self._remote(client, request))
+            if refusal:
+                problem = f"judge refused: {_short(refusal)}"
                 continue
             try:
-                data = _parse(message.content if message else None)
+                data = _parse(content)
                 return data, score_of(data["verdict"], item.scale)
             except (ValueError, TypeError) as exc:
-                problem = f"unusable judge answer ({exc}): {_short(message.content if message else '')}"
+                problem = f"unusable judge answer ({exc}): {_short(content)}"
         raise JudgeError(problem)
+
+    async def _remote(self, client: Any, request: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(content, refusal) from the endpoint; the openai client retries 429/5xx/timeouts with backoff."""
+        import openai
+
+        try:
+            reply = await client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:
+            raise JudgeError(f"judge endpoint answered {exc.status_code}: {_short(exc.message)}") from None
+        except openai.APITimeoutError:
+            raise JudgeError(f"judge call timed out after {self.config.timeout_s:g}s and "
+                             f"{self.config.max_retries} retries") from None
+        except openai.APIError as exc:
+            raise JudgeError(f"judge endpoint unreachable: {_short(str(exc))}") from None
+        message = reply.choices[0].message if reply.choices else None
+        return (message.content if message else None), (getattr(message, "refusal", None) if message else None)
+
+    async def _local(self, request: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(content, None) from a local model through the shared engine (`hf:NAME`)."""
+        from gym.models.engine import Engine
+        from gym.models.sampling import SamplingParams
+        from gym.models.store import resolve_model
+
+        name = request["model"].removeprefix(LOCAL_PREFIX)
+        try:
+            engine = await asyncio.to_thread(Engine.shared, str(resolve_model(name)))
+        except Exception as exc:  # noqa: BLE001 - a judge that cannot load is a judge error
+            raise JudgeError(f"local judge '{name}': {exc}") from None
+        messages = [*request["messages"][:-1], {**request["messages"][-1], "content": request["messages"][-1][
+            "content"] + "\n\nAnswer with one JSON object: " + json.dumps(request["response_format"][
+                "json_schema"]["schema"]["properties"])}]
+        prompt = engine.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        ids = engine.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        params = SamplingParams(temperature=request["temperature"], max_new_tokens=request["max_tokens"])
+        try:
+            generation = await asyncio.wait_for(asyncio.wrap_future(engine.submit(ids, params).future),
+                                                self.config.timeout_s)
+        except TimeoutError:
+            raise JudgeError(f"local judge '{name}' took over {self.config.timeout_s:g}s") from None
+        except Exception as exc:  # noqa: BLE001
+            raise JudgeError(f"local judge '{name}': {exc}") from None
+        return engine.tokenizer.decode(generation.token_ids, skip_special_tokens=True), None
 
     def _cache_path(self, key: str) -> Path | None:
         return self.config.cache_dir / key[:2] / f"{key}.json" if self.config.cache_dir else None

@@ -22,10 +22,9 @@ from grader.errors import ProbeError, StateError
 from grader.evidence import render
 from grader.expand import expand_items
 from grader.grade import Grade, ItemResult, Verdict
-from grader.judge import Judge, SameModelError, combine
+from grader.judge import Judge, combine
 from grader.probe import Probe
 from grader.rubric import Item, JudgeItem, PythonItem, Rubric
-from gym.errors import JudgeError
 from gym.trajectory import Trajectory
 
 EVIDENCE_LIMIT = 300
@@ -99,8 +98,6 @@ async def run_judge(item: JudgeItem, evidence: str, judge: Judge | None, rubric:
     panel = item.panel or rubric.judge
     try:
         verdicts = await judge.panel(item, evidence, panel)
-    except SameModelError:
-        raise
     except Exception as exc:  # noqa: BLE001 - judge trouble is infrastructure: error, never fail
         return _result(item, "error", error=f"{type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT])
     seconds = time.monotonic() - started
@@ -139,10 +136,6 @@ async def grade_async(
 
         seed_rows = await asyncio.to_thread(resolve_seed_rows, rubric, task) if task is not None else None
     items = expand_items(rubric, seed_rows)
-    if judge is not None:
-        for item in items:
-            if isinstance(item, JudgeItem):
-                _refuse_same_model(judge, item, rubric)
     results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric)
     pending = {i: ev for i, ev in evidence.items() if isinstance(ev, str)}
     judged = await asyncio.gather(*(run_judge(items[i], ev, judge, rubric) for i, ev in pending.items()))
@@ -153,16 +146,6 @@ async def grade_async(
             results[i] = ev
     meta = {"items": len(items), "judge_calls": sum(len(r.verdicts) for r in results if r)}
     return aggregate(rubric, [r for r in results if r is not None], time.monotonic() - started, meta)
-
-
-def _refuse_same_model(judge: Judge, item: JudgeItem, rubric: Rubric) -> None:
-    """Raise SameModelError before any work; other judge problems become item errors later."""
-    try:
-        judge.models(item.panel or rubric.judge)
-    except SameModelError:
-        raise
-    except JudgeError:
-        pass
 
 
 def grade(rubric: Rubric, probe: Probe, trajectory: Trajectory | None = None, **kw: Any) -> Grade:

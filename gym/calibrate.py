@@ -12,7 +12,9 @@ Bands are decided by the pass-rate point estimate p (pass = normalized score
 
 The Wilson 95% interval says how much to trust p; `confident` is true when
 the whole interval lies inside the band. Incomplete grades (an item could not
-be checked) are left out unless `include_incomplete` is set.
+be checked) are left out unless `include_incomplete` is set. A band is written
+to task.yaml (with its interval) only from at least `min_samples` complete
+grades: from 4 samples a 0/4 says little (its interval reaches 49%).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gym.tasks import Band
+from gym.tasks import Band, BandEvidence
 
 Z95 = 1.959963984540054
+MIN_SAMPLES = 8
 # Each band's [low, high] pass-rate range; `too-easy` excludes 0.5 itself (see band_for).
 BAND_RANGES: dict[Band, tuple[float, float]] = {
     "too-hard": (0.0, 0.05),
@@ -114,9 +117,10 @@ async def calibrate_run(
     *,
     include_incomplete: bool = False,
     write: bool = True,
+    min_samples: int = MIN_SAMPLES,
     progress=None,
 ) -> list[Calibration]:
-    """Run (or resume) the calibration batch `req`, then compute and optionally save each task's band."""
+    """Run (or resume) the calibration batch `req`, then compute each task's band; save it when well measured."""
     from gym.batch import run_batch
     from gym.tasks import save_band
 
@@ -126,21 +130,27 @@ async def calibrate_run(
         done = [r for r in result.rows if r.task == task.key and r.status == "done" and r.reward is not None]
         scores = [Score(r.reward, bool(r.incomplete)) for r in done]
         cal = calibrate_scores(task.key, scores, task.pass_threshold, include_incomplete=include_incomplete)
-        if write and cal.band is not None:
-            save_band(task, cal.band)
+        if write and cal.band is not None and cal.samples >= min_samples:
+            policy = req.policy + (f" {req.model}" if req.model else "")
+            save_band(task, cal.band, BandEvidence(pass_rate=cal.pass_rate or 0.0, interval=(cal.low, cal.high),
+                                                   samples=cal.samples, policy=policy))
         out.append(cal)
     return out
 
 
-def calibration_table(results: list[Calibration], *, written: bool = False):
-    """A rich table: samples, mean score, pass rate with its interval, band."""
+def calibration_table(results: list[Calibration], *, written: bool = False, min_samples: int = MIN_SAMPLES):
+    """A rich table: samples, mean score, pass rate with its interval, band (and whether it was written)."""
     from rich.table import Table
 
-    title = "calibration" + (" (bands written to task.yaml)" if written else " (dry run: nothing written)")
+    title = "calibration" + (f" (bands from >= {min_samples} samples written to task.yaml)" if written
+                             else " (dry run: nothing written)")
     table = Table(title=title, title_justify="left")
     for name in ("task", "n", "excluded", "mean", "pass", "95% CI", "band", "confident"):
         table.add_column(name, justify="left" if name in ("task", "band") else "right")
     for c in results:
+        band = c.band or "[yellow]none (no complete grades)[/]"
+        if c.band and written and c.samples < min_samples:
+            band = f"{c.band} [yellow](not written: {c.samples} < {min_samples} samples)[/]"
         table.add_row(
             c.task,
             str(c.samples),
@@ -148,7 +158,7 @@ def calibration_table(results: list[Calibration], *, written: bool = False):
             f"{c.mean:.3f}" if c.mean is not None else "-",
             f"{c.passes}/{c.samples} ({c.pass_rate:.0%})" if c.pass_rate is not None else "-",
             f"{c.low:.0%}-{c.high:.0%}",
-            c.band or "[yellow]none (no complete grades)[/]",
+            band,
             "yes" if c.confident else "no",
         )
     return table

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from grader.grade import Grade
+from grader.judge import JudgeOptions
 from gym.errors import ConfigError, EgymError
 from gym.trajectory import Step, Trajectory
 
@@ -43,6 +44,7 @@ class RolloutSpec(BaseModel):
     model: str | None = Field(None, description="Model name for model-backed policies.")
     policy_options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword options for the policy.")
     harness: dict[str, Any] = Field(default_factory=dict, description="gym.harness.HarnessConfig fields to override.")
+    judge: JudgeOptions = Field(default_factory=JudgeOptions, description="The command's judge settings.")
 
 
 class RolloutOutcome(BaseModel):
@@ -55,7 +57,8 @@ class RolloutOutcome(BaseModel):
     sample: int
     trajectory: Trajectory | None = None
     grade: Grade | None = None
-    passed: bool | None = None
+    passed: bool | None = Field(None, description="Score at or above the pass threshold; None when not known "
+                                                  "(no grade, or an incomplete one).")
     seconds: float = 0.0
     error: str | None = None
 
@@ -135,8 +138,8 @@ async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None)
             lambda: start_task_sandbox(task, world=world, run_id=spec.run_id, rollout_id=spec.rollout_id)
         )
         outcome.trajectory = await run_episode(sandbox, task, world, policy, config, on_step=on_step)
-        outcome.grade = await grade_task(task, sandbox, outcome.trajectory)
-        outcome.passed = outcome.grade.normalized >= task.pass_threshold
+        outcome.grade = await grade_task(task, sandbox, outcome.trajectory, judge_options=spec.judge)
+        outcome.passed = passed(outcome.grade, task.pass_threshold)
     except Exception as exc:  # noqa: BLE001 - becomes the rollout's recorded error
         outcome.error = describe_error(exc)
     finally:
@@ -144,6 +147,11 @@ async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None)
             await asyncio.to_thread(sandbox.close)
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def passed(grade: Grade, threshold: float) -> bool | None:
+    """Whether a grade passes; None for an incomplete grade (some items could not be graded)."""
+    return None if grade.incomplete else grade.normalized >= threshold
 
 
 def _model_option(spec: RolloutSpec) -> dict[str, Any]:

@@ -6,6 +6,7 @@ naming the file and the key, not a silently ignored field.
 
 from __future__ import annotations
 
+import json
 import datetime as dt
 from pathlib import Path
 from typing import Literal
@@ -61,6 +62,15 @@ class Limits(_Strict):
     tool_timeout_s: float = Field(60, gt=0, description="Per tool call timeout.")
 
 
+class BandEvidence(_Strict):
+    """What a band was measured from: written next to it by `egym calibrate`."""
+
+    pass_rate: float = Field(ge=0, le=1)
+    interval: tuple[float, float] = Field(description="Wilson 95% interval of the pass rate.")
+    samples: int = Field(ge=1, description="Complete grades counted.")
+    policy: str = ""
+
+
 class Task(_Strict):
     """One thing an employee is asked to do, with its reference solution."""
 
@@ -74,6 +84,7 @@ class Task(_Strict):
     split: Split = "train"
     tags: list[str] = Field(default_factory=list)
     band: Band | None = Field(None, description="Difficulty band, written by `egym calibrate`.")
+    calibration: BandEvidence | None = Field(None, description="The measurement behind `band`.")
     pass_threshold: float = Field(0.8, ge=0, le=1, description="Normalized score counted as a pass.")
     solution: str = Field("solution/actions.yaml", description="Reference solution replayed by the oracle policy.")
     system_prompt: str | None = Field(None, description="Overrides the harness's default system prompt.")
@@ -149,12 +160,15 @@ def discover_tasks(*paths: str | Path) -> list[Task]:
     return [found[k] for k in sorted(found)]
 
 
-def save_band(task: Task, band: Band) -> None:
-    """Write a calibrated band back into task.yaml, leaving the rest of the file as it is."""
+def save_band(task: Task, band: Band, evidence: BandEvidence) -> None:
+    """Write a calibrated band and its evidence back into task.yaml, leaving the rest of the file as it is."""
     path = task.path / "task.yaml"
     lines = path.read_text().splitlines()
-    kept = [line for line in lines if not line.startswith("band:")]
+    kept = [line for line in lines if not line.startswith(("band:", "calibration:"))]
+    low, high = evidence.interval
     kept.append(f"band: {band}")
+    kept.append(f"calibration: {{pass_rate: {evidence.pass_rate:.3f}, interval: [{low:.3f}, {high:.3f}], "
+                f"samples: {evidence.samples}, policy: {json.dumps(evidence.policy)}}}")
     tmp = path.with_suffix(".yaml.tmp")
     tmp.write_text("\n".join(kept) + "\n")
     tmp.replace(path)

@@ -25,9 +25,12 @@ class ToolCall(_Strict):
     id: str
     name: str
     arguments: str = Field(description="JSON text exactly as the model wrote it (may be malformed).")
+    error: str | None = Field(None, description="Why the call could not be read from the model's text (not run).")
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a dict; raises ValueError with a model-readable message when malformed."""
+        if self.error:
+            raise ValueError(f"the tool call could not be read: {self.error}")
         try:
             value = json.loads(self.arguments or "{}")
         except json.JSONDecodeError as exc:
@@ -71,6 +74,7 @@ class AssistantTurn(_Strict):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
+    truncated: bool = Field(False, description="Cut by max tokens or the time limit: never taken as the final answer.")
 
     def message(self) -> Message:
         return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
@@ -120,6 +124,11 @@ class Trajectory(_Strict):
 
     def tool_calls(self) -> list[ToolCall]:
         return [call for step in self.steps for call in step.turn.tool_calls]
+
+    @property
+    def parse_errors(self) -> int:
+        """Tool calls the model wrote that could not be read (each was answered with an error)."""
+        return sum(1 for call in self.tool_calls() if call.error)
 
     def faults(self) -> list[str]:
         return [r.fault for step in self.steps for r in step.results if r.fault]

@@ -52,10 +52,16 @@ def task_scores(rows: Iterable[RolloutRow]) -> list[TaskScores]:
                 earned=sum(r.earned or 0.0 for r in done) / n if n else None,
                 possible=max((r.possible or 0) for r in done) if n else None,
                 mean=sum(r.reward or 0.0 for r in done) / n if n else None,
-                pass_rate=sum(bool(r.passed) for r in done) / n if n else None,
+                pass_rate=_pass_rate(done),
             )
         )
     return out
+
+
+def _pass_rate(done: list[RolloutRow]) -> float | None:
+    """Passes over the rollouts whose grade is complete (an incomplete grade neither passes nor fails)."""
+    known = [r for r in done if r.passed is not None]
+    return sum(bool(r.passed) for r in known) / len(known) if known else None
 
 
 def score_table(rows: Iterable[RolloutRow], title: str = "") -> Table:

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader.judge import JudgeOptions
 from gym.batch.executors import Executor
 from gym.batch.progress import BatchProgress, NullProgress
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error
@@ -37,6 +38,7 @@ class BatchRequest:
     policy_options: dict[str, Any] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)  # gym.harness.HarnessConfig overrides
     retry_failed: bool = True  # on resume, run failed rollouts again (infra failures are usually transient)
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ def _spec(run_id: str, row: RolloutRow, task: Task, req: BatchRequest) -> Rollou
         model=req.model,
         policy_options=req.policy_options,
         harness=req.harness,
+        judge=req.judge,
     )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
+from grader.judge import JudgeOptions
 from gym.batch.view import header, render_step, rubric_table, section_table
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, resolve_rollout_fn, run_rollout
 from gym.sandbox.owner import owner_label
@@ -24,6 +25,7 @@ async def run_single(
     harness: dict[str, Any] | None = None,
     sample: int = 0,
     run_id: str | None = None,
+    judge: JudgeOptions | None = None,
     rollout_fn: str | None = None,
     console: Console | None = None,
 ) -> RolloutRow:
@@ -39,7 +41,8 @@ async def run_single(
         store.finish_run(run.id, "done")
         return store.get_rollout(row.id)
     spec = RolloutSpec(run_id=run.id, rollout_id=row.id, task=task.key, task_path=str(task.path.absolute()),
-                       sample=sample, policy=policy, model=model, policy_options=options or {}, harness=harness or {})  # fmt: skip
+                       sample=sample, policy=policy, model=model, policy_options=options or {}, harness=harness or {},
+                       judge=judge or JudgeOptions())  # fmt: skip
     console.print(f"[bold]{task.key}[/] with policy [bold]{policy}[/]  rollout {row.id}  run {run.id}")
 
     def on_step(step: Step) -> None:

@@ -84,6 +84,8 @@ def header(trajectory: Trajectory | None, grade: Grade | None, *, error: str | N
         text.append("  score ")
         text.append(str(grade), style="bold green" if grade.normalized >= 0.999 else "bold")
         text.append(f" ({grade.normalized:.1%})")
+        if grade.incomplete:
+            text.append(f"  {grade.incomplete_note()}: not counted as a pass or a reward", style="yellow")
     error = error or (trajectory.error if trajectory is not None else None)
     if error:
         text.append(f"\nerror: {error}", style="red")

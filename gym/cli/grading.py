@@ -47,9 +47,11 @@ def grade(
     import asyncio
 
     from grader import default_judge
+    from grader.judge import JudgeOptions
     from grader.loader import load_rubric
     from grader.regrade import replay_and_grade, replay_differences
     from gym.errors import StoreError
+    from gym.rollout import passed
     from gym.store import Store
     from gym.tasks import load_task
 
@@ -60,9 +62,7 @@ def grade(
         raise StoreError(f"rollout {row.id} has no stored trajectory (status {row.status}): nothing to replay")
     world, _, task_id = row.task.partition("/")
     task = load_task(tasks / world / task_id)
-    judge = default_judge(trajectory.model)
-    if judge is not None and judge_same_model:
-        judge.config.allow_same_model = True
+    judge = default_judge(trajectory.model, JudgeOptions(allow_same_model=judge_same_model))
     old = row.grade_model()
     new, replayed = asyncio.run(replay_and_grade(
         task, trajectory, rubric=load_rubric(rubric) if rubric else None, judge=judge))
@@ -70,7 +70,7 @@ def grade(
     for line in replay_differences(trajectory, replayed):
         console.print(f"[yellow]replay drift[/yellow]: {line}")
     if save:
-        db.regrade(row.id, new, passed=new.normalized >= task.pass_threshold)
+        db.regrade(row.id, new, passed=passed(new, task.pass_threshold))
         console.print(f"saved to rollout {row.id}")
 
 

@@ -38,6 +38,9 @@ HARNESS = typer.Option(
 )
 EXECUTOR = typer.Option("local", "--executor", help="local (asyncio) or ray.")
 ADDRESS = typer.Option(None, "--address", help="Ray cluster address (default: start Ray locally).")
+JUDGE_SAME_MODEL = typer.Option(False, "--judge-same-model", help="Let the policy's own model judge its work.")
+JUDGE_TIMEOUT = typer.Option(None, "--judge-timeout", help="Seconds per judge request (default 60).")
+JUDGE_MAX_TOKENS = typer.Option(None, "--judge-max-tokens", help="Longest judge verdict in tokens (default 512).")
 ROLLOUT_FN = typer.Option(
     None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
 )
@@ -51,6 +54,20 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
             raise ConfigError(f"--option '{pair}': expected key=value, e.g. -o temperature=0.7")
         out[key.strip()] = yaml.safe_load(value)
     return out
+
+
+def judge_options(same_model: bool, timeout_s: float | None, max_tokens: int | None) -> Any:
+    """The judge flags as JudgeOptions, refused by name when out of range."""
+    from pydantic import ValidationError
+
+    from grader.judge import JudgeOptions
+
+    try:
+        return JudgeOptions(allow_same_model=same_model, timeout_s=timeout_s, max_tokens=max_tokens)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag = {"timeout_s": "--judge-timeout", "max_tokens": "--judge-max-tokens"}.get(str(first["loc"][0]), "judge")
+        raise ConfigError(f"{flag} {first['input']}: {first['msg']}") from None
 
 
 def parse_harness(pairs: list[str]) -> dict[str, Any]:
@@ -108,15 +125,19 @@ def rollout(
     run: str | None = typer.Option(
         None, "--run", help="Run name to store the rollout under (default: a new run)."
     ),
+    judge_same_model: bool = JUDGE_SAME_MODEL,
+    judge_timeout: float | None = JUDGE_TIMEOUT,
+    judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
 ) -> None:
     """Run one episode with a live view of its turns, then print the rubric breakdown."""
     from gym.batch.single import run_single
 
+    judge = judge_options(judge_same_model, judge_timeout, judge_max_tokens)
     row = run_async(run_single(_store(store), _tasks([task])[0], policy=policy, model=model,
                                options=parse_options(option), harness=parse_harness(harness), sample=sample, run_id=run,
-                               rollout_fn=rollout_fn, console=console))  # fmt: skip
+                               judge=judge, rollout_fn=rollout_fn, console=console))  # fmt: skip
     raise typer.Exit(0 if row.status == "done" else 1)
 
 
@@ -138,6 +159,9 @@ def batch(
     retry_failed: bool = typer.Option(
         True, "--retry-failed/--no-retry-failed", help="On resume, rerun failed rollouts."
     ),
+    judge_same_model: bool = JUDGE_SAME_MODEL,
+    judge_timeout: float | None = JUDGE_TIMEOUT,
+    judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
 ) -> None:
@@ -149,7 +173,8 @@ def batch(
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
                        run_id=run, policy_options=parse_options(option), harness=parse_harness(harness),
-                       retry_failed=retry_failed)  # fmt: skip
+                       retry_failed=retry_failed,
+                       judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens))  # fmt: skip
     s = _store(store)
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:
@@ -229,6 +254,10 @@ def calibrate(
     run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
     include_incomplete: bool = typer.Option(False, "--include-incomplete", help="Count incomplete grades."),
     write: bool = typer.Option(True, "--write/--dry-run", help="Write the band into each task.yaml."),
+    min_samples: int = typer.Option(8, "--min-samples", min=1, help="Fewest complete grades to write a band from."),
+    judge_same_model: bool = JUDGE_SAME_MODEL,
+    judge_timeout: float | None = JUDGE_TIMEOUT,
+    judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     executor: str = EXECUTOR,
     address: str | None = ADDRESS,
     store: str | None = STORE,
@@ -242,14 +271,15 @@ def calibrate(
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
                        run_id=run, kind="calibrate", policy_options=parse_options(option),
-                       harness=parse_harness(harness))  # fmt: skip
+                       harness=parse_harness(harness),
+                       judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens))  # fmt: skip
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:
         results = run_async(calibrate_run(_store(store), req, ex, include_incomplete=include_incomplete,
-                                          write=write, progress=RichProgress()))  # fmt: skip
+                                          write=write, min_samples=min_samples, progress=RichProgress()))  # fmt: skip
     finally:
         ex.close()
-    console.print(calibration_table(results, written=write))
+    console.print(calibration_table(results, written=write, min_samples=min_samples))
 
 
 def export(

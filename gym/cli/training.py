@@ -29,6 +29,8 @@ def register(app: typer.Typer) -> None:
         config: str = typer.Argument(..., help="Training config YAML (see trainer/configs/)."),
         overrides: list[str] = typer.Argument(None, help="Dotted overrides, e.g. loss.clip_high=0.28 steps=200."),
         print_config: bool = typer.Option(False, "--print-config", help="Print the resolved config and exit."),
+        judge_same_model: bool = typer.Option(
+            False, "--judge-same-model", help="Let the trained model judge its own work (judge items)."),
     ) -> None:
         """Train a policy with GRPO on groups of rollouts scored by the rubrics."""
         import yaml
@@ -36,7 +38,8 @@ def register(app: typer.Typer) -> None:
 
         from trainer.config import load_config
 
-        cfg = load_config(config, overrides or [])
+        extra = ["rollout.options.judge.allow_same_model=true"] if judge_same_model else []
+        cfg = load_config(config, [*(overrides or []), *extra])
         console = Console()
         if print_config:
             console.print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="", highlight=False)

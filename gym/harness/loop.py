@@ -21,7 +21,9 @@ from gym.harness.toolbox import Toolbox
 from gym.policies.base import ContextLimitExceeded, CountsTokens, Policy, Summarizes
 from gym.sandbox.base import Sandbox
 from gym.tasks import Limits, Task, World
-from gym.trajectory import Message, Step, Trajectory
+from gym.trajectory import AssistantTurn, Message, Step, Trajectory
+
+CUT_GRACE_S = 2.0  # how long a cut-short turn may take to hand back its partial text
 
 
 def context_manager_for(policy: Policy, config: HarnessConfig) -> ContextManager:
@@ -93,12 +95,22 @@ async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, con
         fitted = await manager.fit(context, tools)
         context = list(fitted.messages)
         asked = time.monotonic()
-        turn = await policy.next(list(context), tools)
+        ask = asyncio.ensure_future(policy.next(list(context), tools))
+        try:
+            turn = await asyncio.shield(ask)
+        except asyncio.CancelledError:  # the time limit hit while the model was writing: keep what it wrote
+            partial = await _cut_short(ask)
+            if partial is not None:
+                trajectory.steps.append(Step(index=index, turn=partial, context_tokens=fitted.tokens,
+                                             policy_seconds=round(time.monotonic() - asked, 4)))
+                _append(context, trajectory, partial.message())
+            raise
         step = Step(index=index, turn=turn, policy_seconds=round(time.monotonic() - asked, 4),
                     context_tokens=fitted.tokens, compacted=fitted.compacted)
         trajectory.steps.append(step)
         _append(context, trajectory, turn.message())
-        if not turn.tool_calls:
+        # A truncated turn (cut at max tokens) is never the answer: the model gets another turn.
+        if not turn.tool_calls and not turn.truncated:
             trajectory.stop_reason, trajectory.final_answer = "answered", turn.content
             on_step(step)
             return
@@ -112,6 +124,16 @@ async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, con
         finally:  # also when a limit cuts the turn short: report what it did
             on_step(step)
     trajectory.stop_reason = "turn_limit"
+
+
+async def _cut_short(ask: asyncio.Future) -> AssistantTurn | None:
+    """Cancel a turn in progress; a policy that can hands back what it wrote so far (marked truncated)."""
+    ask.cancel()
+    try:
+        turn = await asyncio.wait_for(ask, CUT_GRACE_S)
+    except (asyncio.CancelledError, Exception):  # noqa: BLE001 - no partial turn, nothing to keep
+        return None
+    return turn.model_copy(update={"truncated": True})
 
 
 def _append(context: list[Message], trajectory: Trajectory, message: Message) -> None:

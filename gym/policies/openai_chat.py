@@ -132,6 +132,7 @@ def _turn(response: Any, names: dict[str, str]) -> AssistantTurn:
         content=message.content or "", tool_calls=calls,
         prompt_token_ids=data.get("prompt_token_ids") or choice_data.get("prompt_token_ids"),
         token_ids=token_ids, logprobs=logprobs, finish_reason=choice.finish_reason,
+        truncated=choice.finish_reason == "length",
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
     )

@@ -87,7 +87,7 @@ class RolloutRow(Base):
     possible: Mapped[int | None] = mapped_column(Integer)
     incomplete: Mapped[bool | None] = mapped_column(Boolean)
     gated: Mapped[bool | None] = mapped_column(Boolean)
-    passed: Mapped[bool | None] = mapped_column(Boolean, doc="reward >= the task's pass_threshold.")
+    passed: Mapped[bool | None] = mapped_column(Boolean, doc="reward >= the task's pass_threshold; NULL when unknown (incomplete grade).")
     grade_meta: Mapped[dict[str, Any] | None] = mapped_column(JSON, doc="rubric_hash, grading seconds, meta.")
 
     run: Mapped[RunRow] = relationship(back_populates="rollouts")

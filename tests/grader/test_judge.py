@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from grader.grade import Verdict
-from grader.judge import Judge, JudgeConfig, SameModelError, combine
+from grader.judge import Judge, JudgeConfig, combine
 from grader.probe import StaticProbe
 from grader.rubric import Scale
 from grader.score import grade
@@ -146,10 +146,12 @@ def test_samples_of_one_model_use_a_sampling_temperature(tmp_path):
 def test_the_policy_model_cannot_judge_itself_unless_forced(tmp_path):
     rubric = make_rubric([judge_item(panel={"models": ["openai/Policy-Model"]})])
     with FakeOpenAI(lambda req: verdict("pass")) as server:
-        with pytest.raises(SameModelError, match="is the policy's own model"):
-            grade(rubric, StaticProbe(), TRAJ, judge=make_judge(server, tmp_path))
+        refused = grade(rubric, StaticProbe(), TRAJ, judge=make_judge(server, tmp_path))
         assert server.requests == []
         forced = grade(rubric, StaticProbe(), TRAJ, judge=make_judge(server, tmp_path, allow_same_model=True))
+    # not a crash of the rollout: the item is not graded, the grade says so, the rest is graded as usual
+    assert refused.items[0].status == "error" and "is the policy's own model" in refused.items[0].error
+    assert refused.incomplete
     assert forced.items[0].status == "pass"
 
 

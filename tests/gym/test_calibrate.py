@@ -74,8 +74,11 @@ async def test_real_runs_with_known_success_rates_get_their_bands(tmp_path, dock
         "mini/pass-1": (1, 8, "hard"),
         "mini/pass-0": (0, 8, "too-hard"),
     }
-    bands = {t.key: t.band for t in discover_tasks(tmp_path / "tasks")}  # written back to task.yaml
-    assert bands == {k: v[2] for k, v in got.items()}
+    written = {t.key: t for t in discover_tasks(tmp_path / "tasks")}  # written back to task.yaml
+    assert {k: t.band for k, t in written.items()} == {k: v[2] for k, v in got.items()}
+    evidence = written["mini/pass-2"].calibration  # with the interval it was measured with
+    assert (evidence.samples, evidence.pass_rate, evidence.policy) == (8, 0.25, "known-rate")
+    assert evidence.interval == pytest.approx((0.071, 0.591), abs=1e-3)
     assert store.run_stats(store.list_runs(kind="calibrate")[0].id)["done"] == 32
 
 
@@ -87,3 +90,13 @@ def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, doc
     assert result.exit_code == 0, result.output
     assert "mini/pass-1" in result.output and "1/2 (50%)" in result.output and "target" in result.output
     assert "band:" not in (tasks_dir / "pass-1" / "task.yaml").read_text()
+
+
+def test_calibrate_refuses_to_write_a_band_from_too_few_samples(tmp_path, docker_image):
+    tasks_dir = write_mini_world(tmp_path, {"pass-0": {}})
+    args = ["calibrate", str(tasks_dir), "--policy", "known-rate", "--samples", "4", "--store",
+            str(tmp_path / "runs.db"), "--rollout-fn", "tests.gym.batch_fakes:known_rate_rollout"]  # fmt: skip
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "too-hard (not written: 4 < 8 samples)" in result.output
+    assert "band:" not in (tasks_dir / "pass-0" / "task.yaml").read_text()

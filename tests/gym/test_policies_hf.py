@@ -9,10 +9,11 @@ import math
 import pytest
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, LogitsProcessor, PreTrainedTokenizerFast
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from gym.harness import HarnessConfig, run_episode
 from gym.harness.atomic import ATOMIC_TOOLS
+from gym.models.engine import Engine
 from gym.policies import make_policy
 from gym.policies.chat_render import render_prompt_ids
 from gym.sandbox import DockerSandbox
@@ -68,27 +69,25 @@ def tiny():
     return model, tokenizer
 
 
-class Script(LogitsProcessor):
-    """Forces the given completions, one per generate call, then lets the model sample freely (no tool calls)."""
+class Script:
+    """Forces the given completions, one per turn, then lets the model sample freely (no tool calls)."""
 
     def __init__(self, tokenizer, completions):
         self.queue = [tokenizer(c, add_special_tokens=False)["input_ids"] for c in completions]
         self.banned = tokenizer.convert_tokens_to_ids("<tool_call>")
-        self.current, self.start, self.expected = None, 0, -1
+        self.current = None
 
-    def __call__(self, input_ids, scores):
-        if input_ids.shape[1] != self.expected:  # a new generate call
+    def __call__(self, generated, logits):
+        if not generated:  # a new turn
             self.current = self.queue.pop(0) if self.queue else None
-            self.start = input_ids.shape[1]
-        self.expected = input_ids.shape[1] + 1
-        position = input_ids.shape[1] - self.start
+        position = len(generated)
         if self.current is not None and position < len(self.current):
-            forced = torch.full_like(scores, -math.inf)
-            forced[:, self.current[position]] = 0.0
+            forced = torch.full_like(logits, -math.inf)
+            forced[self.current[position]] = 0.0
             return forced
-        scores = scores.clone()  # never in place: generate keeps the raw logits in the same tensor
-        scores[:, self.banned] = -math.inf
-        return scores
+        logits = logits.clone()
+        logits[self.banned] = -math.inf
+        return logits
 
 
 def recomputed_logprobs(model, prompt_ids, token_ids, temperature):
@@ -100,8 +99,8 @@ def recomputed_logprobs(model, prompt_ids, token_ids, temperature):
 
 async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docker_image, tmp_path):
     model, tokenizer = tiny
-    policy = make_policy("hf", model=model, tokenizer=tokenizer, temperature=0.8, max_new_tokens=48,
-                         logits_processors=[Script(tokenizer, [TURN_1, TURN_2])])
+    policy = make_policy("hf", model=Engine(model, tokenizer), temperature=0.8, max_new_tokens=48,
+                         logits_processor=Script(tokenizer, [TURN_1, TURN_2]))
     task = Task(id="t", title="t", world="w", prompt="Say hi.", apps=[], limits=Limits(max_turns=4), path=tmp_path)
     with DockerSandbox.start(docker_image, run_id="pytest-policies-hf") as sandbox:
         trajectory = await run_episode(sandbox, task, WORLD, policy, HarnessConfig(mcp_servers={}))
@@ -114,9 +113,9 @@ async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docke
     assert second.content == "Checking." and second.tool_calls[0].name == "todo"
     assert not third.tool_calls and third.finish_reason in ("stop", "length")
 
-    eos = tokenizer.eos_token_id
-    assert first.token_ids == tokenizer(TURN_1, add_special_tokens=False)["input_ids"]
-    assert first.token_ids[-1] == eos and first.finish_reason == "stop"
+    # generation stops right after the call (the template writes calls in <tool_call> tags)
+    assert first.token_ids == tokenizer(TURN_1.removesuffix("<|im_end|>"), add_special_tokens=False)["input_ids"]
+    assert first.finish_reason == "stop" and not first.truncated
     context: list[Message] = trajectory.messages[:2]
     for step in trajectory.steps:
         turn = step.turn
@@ -130,12 +129,12 @@ async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docke
         assert turn.logprobs == pytest.approx(expected, abs=1e-4)
         context = context + [turn.message()] + [Message(role="tool", content=r.output, tool_call_id=r.call_id,
                                                         name=r.name) for r in step.results]
-    assert model.training, "the policy must hand the model back in the mode it got it"
+    assert model.training, "the engine leaves the model in the mode it got it"
 
 
 async def test_greedy_decoding_and_token_counting(tiny):
     model, tokenizer = tiny
-    policy = make_policy("hf", model=model, tokenizer=tokenizer, temperature=0, max_new_tokens=5)
+    policy = make_policy("hf", model=Engine(model, tokenizer), temperature=0, max_new_tokens=5)
     messages = [Message(role="system", content="You are Dana."), Message(role="user", content="hello")]
     first, again = await policy.next(messages, []), await policy.next(messages, [])
     assert first.token_ids == again.token_ids and len(first.token_ids) <= 5

@@ -47,6 +47,9 @@ def test_state_round_trip_resumes_the_sequence():
     assert [other.sample(2) for _ in range(5)] == expected
 
 
-def test_no_sampleable_task_is_a_config_error():
-    with pytest.raises(ConfigError, match="bands present: too-hard"):
-        Curriculum([T("d", "too-hard")], WEIGHTS, seed=0)
+def test_no_sampleable_task_is_a_config_error_naming_the_tasks_and_the_fix():
+    with pytest.raises(ConfigError) as caught:
+        Curriculum([T("d", "too-hard"), T("e", None)], {**WEIGHTS, "unbanded": 0.0}, seed=0)
+    message = str(caught.value)
+    assert "d (too-hard), e (unbanded)" in message
+    assert "egym calibrate" in message and "band_weights.too-hard=" in message

@@ -3,10 +3,11 @@
 import pytest
 import torch
 
+from gym.models.sampling import filter_logits
 from trainer.config import SamplingConfig
 from trainer.loss import token_logprobs
 from trainer.samplers.base import Request, WeightUpdate
-from trainer.samplers.hf import HFSampler, _filter
+from trainer.samplers.hf import HFSampler
 from trainer.toy import build_toy_model
 from trainer.weights import export_weights
 
@@ -50,9 +51,9 @@ def test_a_request_samples_the_same_tokens_alone_or_in_a_batch(toy):
 
 def test_top_k_and_top_p_filtering():
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
-    assert torch.isinf(_filter(logits, 2, 1.0)).tolist() == [[False, False, True, True]]
+    assert torch.isinf(filter_logits(logits, 2, 1.0)).tolist() == [[False, False, True, True]]
     # nucleus 0.7: 0.5 alone is below 0.7, 0.5 + 0.3 covers it, the rest is cut
-    assert torch.isinf(_filter(logits, 0, 0.7)).tolist() == [[False, False, True, True]]
+    assert torch.isinf(filter_logits(logits, 0, 0.7)).tolist() == [[False, False, True, True]]
 
 
 def test_sync_from_tensors_changes_generations(toy):

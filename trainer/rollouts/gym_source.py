@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from grader.judge import JudgeOptions
 from gym.errors import ConfigError
 from trainer.rollouts.trajectory import trajectory_samples
 from trainer.samples import Group, Rollout
@@ -33,6 +34,7 @@ class GymOptions(BaseModel):
     harness: dict[str, Any] = Field(default_factory=dict, description="gym.harness.HarnessConfig fields (max_turns...).")
     run_id: str | None = Field(None, description="Container label for this run (default: a fresh id per process).")
     merge_turns: bool = Field(True, description="Merge turns whose prompt extends the previous sequence (exact).")
+    judge: JudgeOptions = Field(default_factory=JudgeOptions, description="Judge settings (allow_same_model, ...).")
 
 
 class GymRolloutSource:
@@ -70,7 +72,7 @@ class GymRolloutSource:
         """One episode in a fresh sandbox; never raises for a broken episode (it comes back incomplete)."""
         from grader import grade_task
         from gym.harness import HarnessConfig, run_episode
-        from gym.rollout import describe_error, start_sandbox
+        from gym.rollout import describe_error, passed, start_sandbox
         from gym.sandbox.launch import start_task_sandbox
         from gym.tasks import world_of
 
@@ -84,7 +86,7 @@ class GymRolloutSource:
                 lambda: start_task_sandbox(task, world=world, run_id=self.run_id, rollout_id=rollout_id)
             )
             trajectory = await run_episode(sandbox, task, world, policy, harness)
-            grade = await grade_task(task, sandbox, trajectory)
+            grade = await grade_task(task, sandbox, trajectory, judge_options=self.options.judge)
         except Exception as exc:  # noqa: BLE001 - a broken episode is data, not a crash of the training run
             return Rollout(samples=[], reward=0.0, incomplete=True, info={"error": describe_error(exc)})
         finally:
@@ -94,7 +96,7 @@ class GymRolloutSource:
         return Rollout(
             samples=trajectory_samples(trajectory, merge=self.options.merge_turns),
             reward=grade.normalized,
-            passed=grade.normalized >= task.pass_threshold,
+            passed=passed(grade, task.pass_threshold),
             incomplete=grade.incomplete or broken,
             info={"grade": str(grade), "stop_reason": trajectory.stop_reason, "error": trajectory.error,
                   "turns": len(trajectory.steps),

@@ -1,0 +1,1 @@
+"""Local models: finding and importing them (`store`), and serving one per process to every episode (`engine`)."""

@@ -1,0 +1,396 @@
+"""One transformers model per process, shared by every concurrent episode: an in-process inference engine.
+
+Why not `transformers serve`: it refuses `logprobs`, drops the tools when a chat
+template has no tool support, and cannot see a trainer's live weights. The
+engine runs one background thread that owns the model:
+
+- continuous batching: a request joins the running batch as soon as its prompt
+  is read (prefill), and leaves when it stops; every decoding step advances all
+  running requests at once (gym.models.kv holds their cache);
+- prefix reuse: the caches of recent prompts and completions are kept (up to
+  `cache_bytes`), so an episode's next turn, or the other samples of a GRPO
+  group, only read the tokens that are new;
+- per request: sampling parameters, a seeded generator, stop strings, an
+  optional logits processor, and the logprob of every sampled token;
+- `stop(request)` ends a request early and hands back what it has so far.
+
+`Engine.shared(path)` gives every caller in the process the same engine for a
+model folder. A trainer wraps its own model (`Engine(model, tokenizer)`) and
+calls `reload()` after each optimizer step: cached prefixes are dropped since
+they were computed with the old weights.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import logging
+import queue
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gym.errors import PolicyError
+from gym.models.sampling import SamplingParams, sample
+
+log = logging.getLogger(__name__)
+PREFILL_CHUNK = 512  # tokens read per forward pass: bounds the attention's memory on long prompts
+LogitsProcessor = Callable[[list[int], Any], Any]  # (tokens generated so far, logits [vocab]) -> logits
+
+
+@dataclass
+class Generation:
+    """One completion: the sampled tokens (the end token included when it stopped on one) and their logprobs."""
+
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str  # "stop" (end token or stop string), "length" (max_new_tokens or the window), "cancelled"
+    prompt_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens whose cache was reused instead of read again
+
+
+@dataclass(eq=False)
+class Request:
+    prompt_ids: list[int]
+    params: SamplingParams
+    generator: Any  # torch.Generator
+    processor: LogitsProcessor | None = None
+    future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+    generated: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    cached_tokens: int = 0
+    cancelled: bool = False
+
+    def result(self, finish_reason: str) -> Generation:
+        return Generation(list(self.generated), list(self.logprobs), finish_reason, len(self.prompt_ids),
+                          self.cached_tokens)
+
+
+class Engine:
+    def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 8, cache_bytes: int = 1536 << 20,
+                 name: str | None = None):
+        import torch
+
+        self.model, self.tokenizer = model, tokenizer
+        self.name = name or getattr(model.config, "_name_or_path", None) or type(model).__name__
+        self.max_batch, self.cache_bytes = max_batch, cache_bytes
+        self.window = getattr(model.config, "max_position_embeddings", None) or 1 << 30
+        self.end_ids = _end_ids(model, tokenizer)
+        self.layers = model.config.get_text_config().num_hidden_layers
+        self.device = next(model.parameters()).device
+        self.lock = threading.RLock()  # held for each step; hold it to change the weights
+        self._torch = torch
+        self._inbox: queue.Queue[Request | None] = queue.Queue()
+        self._rows: list[Request] = []
+        self._cache: Any = None  # the running batch's KV cache
+        self._mask: Any = None  # [rows, length] bool: which cache positions are real (not left padding)
+        self._prefixes: OrderedDict[tuple[int, ...], Any] = OrderedDict()  # tokens -> one-row cache, LRU
+        self._closed = False
+        self.stats = {"requests": 0, "generated_tokens": 0, "prompt_tokens": 0, "cached_tokens": 0, "steps": 0}
+        self._thread = threading.Thread(target=self._run, name=f"egym-engine-{self.name}", daemon=True)
+        self._thread.start()
+
+    # -- shared engines ----------------------------------------------------------
+
+    _shared: dict[tuple[str, str], Engine] = {}
+    _shared_lock = threading.Lock()
+
+    @classmethod
+    def shared(cls, path: str, *, dtype: str = "float32", threads: int | None = None) -> Engine:
+        """The process's engine for the model folder at `path` (loaded on first use)."""
+        key = (str(path), dtype)
+        with cls._shared_lock:
+            if key not in cls._shared:
+                cls._shared[key] = cls(*load_model(path, dtype=dtype, threads=threads), name=str(path))
+            return cls._shared[key]
+
+    # -- requests ----------------------------------------------------------------
+
+    def submit(self, prompt_ids: Sequence[int], params: SamplingParams, *, seed: int | None = None,
+               processor: LogitsProcessor | None = None) -> Request:
+        """Queue a completion; `request.future` resolves to a Generation."""
+        if self._closed:
+            raise PolicyError(f"the engine for {self.name} was closed")
+        if not prompt_ids:
+            raise PolicyError("empty prompt")
+        if len(prompt_ids) >= self.window:
+            raise PolicyError(f"the prompt has {len(prompt_ids)} tokens; {self.name} reads at most {self.window}")
+        generator = self._torch.Generator().manual_seed(secrets.randbits(63) if seed is None else seed)
+        request = Request(list(prompt_ids), params, generator, processor)
+        self._inbox.put(request)
+        return request
+
+    def generate(self, prompt_ids: Sequence[int], params: SamplingParams, **kw: Any) -> Generation:
+        """Blocking submit-and-wait."""
+        return self.submit(prompt_ids, params, **kw).future.result()
+
+    def stop(self, request: Request) -> None:
+        """End `request` at the next step; its future resolves with what it has ('cancelled')."""
+        request.cancelled = True
+        self._inbox.put(None)  # wake the loop if it sleeps
+
+    def reload(self, change: Callable[[], None] | None = None) -> None:
+        """Run `change` (new weights) while no step runs, then forget the cached prefixes."""
+        with self.lock:
+            if change is not None:
+                change()
+            self._prefixes.clear()
+
+    def close(self) -> None:
+        self._closed = True
+        self._inbox.put(None)
+
+    # -- the loop (engine thread) ----------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._closed:
+            try:
+                self._admit(block=not self._rows)
+                if self._rows:
+                    with self.lock, self._torch.inference_mode():
+                        self._step()
+            except Exception as exc:  # noqa: BLE001 - fail the requests in flight, keep serving others
+                log.exception("engine step failed")
+                self._fail_all(PolicyError(f"{self.name}: generation failed: {type(exc).__name__}: {exc}"))
+        self._fail_all(PolicyError(f"the engine for {self.name} was closed"))
+
+    def _admit(self, block: bool) -> None:
+        """Prefill waiting requests into the batch (up to max_batch); wait for one when idle."""
+        while len(self._rows) < self.max_batch:
+            try:
+                request = self._inbox.get(block=block, timeout=None)
+            except queue.Empty:
+                return
+            block = False
+            if request is None or request.cancelled or request.future.cancelled():
+                if request is not None and not request.future.done():
+                    request.future.set_result(request.result("cancelled"))
+                continue
+            with self.lock, self._torch.inference_mode():
+                try:
+                    self._prefill(request)
+                except Exception as exc:  # noqa: BLE001 - this request fails, the batch goes on
+                    log.exception("prefill failed")
+                    request.future.set_exception(PolicyError(f"{self.name}: {type(exc).__name__}: {exc}"))
+
+    def _prefill(self, request: Request) -> None:
+        from gym.models import kv
+
+        torch = self._torch
+        prompt = request.prompt_ids
+        cache, start = self._reuse(prompt)
+        request.cached_tokens = start
+        logits = None
+        for chunk_start in range(start, len(prompt), PREFILL_CHUNK):
+            chunk = prompt[chunk_start:chunk_start + PREFILL_CHUNK]
+            ids = torch.tensor([chunk], device=self.device)
+            positions = torch.arange(chunk_start, chunk_start + len(chunk), device=self.device)[None]
+            out = self.model(input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=True,
+                             logits_to_keep=1)  # only the last position's logits are needed
+            logits = out.logits[:, -1]
+        self._remember(tuple(prompt), cache)
+        self.stats["requests"] += 1
+        self.stats["prompt_tokens"] += len(prompt)
+        self.stats["cached_tokens"] += start
+        mask = torch.ones((1, len(prompt)), dtype=torch.bool, device=self.device)
+        if self._rows:  # join the batch: left-pad whichever is shorter
+            width = max(kv.length(self._cache), len(prompt))
+            self._cache = kv.join([kv.left_pad(self._cache, width - kv.length(self._cache)),
+                                   kv.left_pad(cache, width - len(prompt))])
+            self._mask = torch.cat([_pad_mask(self._mask, width), _pad_mask(mask, width)])
+        else:
+            self._cache, self._mask = cache, mask
+        self._rows.append(request)
+        self._accept([request], logits)
+
+    def _reuse(self, prompt: list[int]) -> tuple[Any, int]:
+        """A one-row cache of the longest remembered prefix of `prompt` (at most all but its last token)."""
+        from gym.models import kv
+
+        best, best_key = 0, None
+        for key in self._prefixes:
+            shared = _common_prefix(key, prompt, len(prompt) - 1)
+            if shared > best:
+                best, best_key = shared, key
+        if best_key is None or best < 16:
+            return kv.new_cache(self.layers), 0
+        self._prefixes.move_to_end(best_key)
+        return kv.select(self._prefixes[best_key], [0], 0, best), best
+
+    def _remember(self, tokens: tuple[int, ...], cache: Any) -> None:
+        """Keep a copy of a one-row cache for `tokens`, within the cache budget (least recently used goes)."""
+        from gym.models import kv
+
+        if self.cache_bytes <= 0:
+            return
+        self._prefixes.pop(tokens, None)
+        self._prefixes[tokens] = kv.select(cache, [0])
+        while sum(kv.nbytes(c) for c in self._prefixes.values()) > self.cache_bytes and len(self._prefixes) > 1:
+            self._prefixes.popitem(last=False)
+
+    def _step(self) -> None:
+        torch = self._torch
+        rows = self._rows
+        ids = torch.tensor([[r.generated[-1]] for r in rows], device=self.device)
+        positions = torch.tensor([[len(r.prompt_ids) + len(r.generated) - 1] for r in rows], device=self.device)
+        self._mask = torch.cat([self._mask, torch.ones((len(rows), 1), dtype=torch.bool, device=self.device)], 1)
+        out = self.model(input_ids=ids, attention_mask=self._mask.long(), position_ids=positions,
+                         past_key_values=self._cache, use_cache=True, logits_to_keep=1)
+        self.stats["steps"] += 1
+        self._accept(list(rows), out.logits[:, -1])
+
+    def _accept(self, rows: list[Request], logits: Any) -> None:
+        """Sample one token for each of `rows` (whose logits these are), then retire the finished ones."""
+        torch = self._torch
+        batch_index = {id(r): i for i, r in enumerate(self._rows)}
+        groups: dict[SamplingParams, list[int]] = {}
+        for i, request in enumerate(rows):
+            groups.setdefault(request.params, []).append(i)
+        chosen: dict[int, tuple[int, float]] = {}
+        for params, members in groups.items():
+            raw = logits[members].float()
+            block = raw
+            if any(rows[i].processor is not None for i in members):
+                block = raw.clone()
+                for j, i in enumerate(members):
+                    if rows[i].processor is not None:
+                        block[j] = rows[i].processor(rows[i].generated, block[j])
+            uniforms = torch.stack([torch.rand((), generator=rows[i].generator) for i in members])
+            tokens, logprobs = sample(block, params, uniforms, model_logits=raw)
+            for j, i in enumerate(members):
+                chosen[i] = (int(tokens[j]), float(logprobs[j]))
+        finished: list[tuple[Request, str]] = []
+        for i, request in enumerate(rows):
+            token, logprob = chosen[i]
+            request.generated.append(token)
+            request.logprobs.append(logprob)
+            self.stats["generated_tokens"] += 1
+            reason = self._finish_reason(request, token)
+            if reason:
+                finished.append((request, reason))
+        if finished:
+            self._retire(finished, batch_index)
+
+    def _finish_reason(self, request: Request, token: int) -> str | None:
+        if request.cancelled or request.future.cancelled():
+            return "cancelled"
+        if token in self.end_ids:
+            return "stop"
+        if request.params.stop and self._hit_stop(request):
+            return "stop"
+        if len(request.generated) >= request.params.max_new_tokens:
+            return "length"
+        if len(request.prompt_ids) + len(request.generated) >= self.window:
+            return "length"
+        return None
+
+    def _hit_stop(self, request: Request) -> bool:
+        longest = max(len(s) for s in request.params.stop)
+        tail = self.tokenizer.decode(request.generated[-(longest + 8):], skip_special_tokens=False)
+        return any(s in tail for s in request.params.stop)
+
+    def _retire(self, finished: list[tuple[Request, str]], batch_index: dict[int, int]) -> None:
+        """Resolve finished requests, remember their full sequence, and drop their rows from the batch."""
+        from gym.models import kv
+
+        gone = {id(r) for r, _ in finished}
+        for request, reason in finished:
+            row = batch_index[id(request)]
+            real = int(self._mask[row].sum())
+            width = kv.length(self._cache)
+            if reason != "cancelled" and real == len(request.prompt_ids) + len(request.generated) - 1:
+                # the cache holds every token but the last sampled one
+                self._remember(tuple(request.prompt_ids + request.generated[:-1]),
+                               kv.select(self._cache, [row], width - real))
+            if not request.future.done():
+                request.future.set_result(request.result(reason))
+        keep = [i for i, r in enumerate(self._rows) if id(r) not in gone]
+        self._rows = [self._rows[i] for i in keep]
+        if not keep:
+            self._cache = self._mask = None
+            return
+        mask = self._mask[keep]
+        start = int((~mask.any(0)).long().cumprod(0).sum())  # leading columns that are padding for every row
+        self._cache = kv.select(self._cache, keep, start)
+        self._mask = mask[:, start:]
+
+    def _fail_all(self, error: Exception) -> None:
+        for request in self._rows:
+            if not request.future.done():
+                request.future.set_exception(error)
+        self._rows, self._cache, self._mask = [], None, None
+        while True:
+            try:
+                request = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if request is not None and not request.future.done():
+                request.future.set_exception(error)
+
+
+def _pad_mask(mask: Any, width: int) -> Any:
+    import torch
+
+    if mask.shape[1] == width:
+        return mask
+    return torch.cat([torch.zeros((mask.shape[0], width - mask.shape[1]), dtype=mask.dtype, device=mask.device),
+                      mask], 1)
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    for i, (x, y) in enumerate(zip(itertools.islice(a, n), itertools.islice(b, n), strict=True)):
+        if x != y:
+            return i
+    return n
+
+
+def _end_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Every token id that ends a completion (the tokenizer's EOS and the generation config's)."""
+    ids: set[int] = set()
+    for value in (getattr(tokenizer, "eos_token_id", None), getattr(model.generation_config, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif value:
+            ids.update(value)
+    return ids
+
+
+def load_model(path: str, *, dtype: str = "float32", threads: int | None = None) -> tuple[Any, Any]:
+    """A transformers model folder as (model, tokenizer), on the CPU, ready for inference."""
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise PolicyError(f"local models need torch and transformers: {exc} (pip install 'enterprise-gym[train]')") \
+            from None
+    set_threads(threads)
+    started = time.monotonic()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        raise PolicyError(f"cannot load the model at '{path}': {str(exc).splitlines()[0]}") from None
+    log.info("loaded %s in %.1fs", path, time.monotonic() - started)
+    return model.eval(), tokenizer
+
+
+def set_threads(threads: int | None) -> int:
+    """torch's intra-op threads for generation (see docs/models.md for why this default)."""
+    import os
+
+    import torch
+
+    chosen = threads or int(os.environ.get("EGYM_TORCH_THREADS", 0)) or default_threads()
+    torch.set_num_threads(chosen)
+    return chosen
+
+
+def default_threads() -> int:
+    import os
+
+    return max(1, min(2, (os.cpu_count() or 1)))
