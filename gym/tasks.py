@@ -6,8 +6,8 @@ naming the file and the key, not a silently ignored field.
 
 from __future__ import annotations
 
-import json
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Literal
 

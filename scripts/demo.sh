@@ -3,12 +3,14 @@
 #
 # No API key needed: the batch runs the `oracle` (reference solution) and `null`
 # (does nothing) policies, so the table shows each rubric's full range, e.g.
-# 162/162 vs 0/162. With OPENAI_BASE_URL or OPENAI_API_KEY set, the batch runs
-# that model through the `openai` policy instead (OPENAI_MODEL, default
-# gpt-4o-mini) and shows its real scores; set EGYM_JUDGE_MODEL (a different
-# model) to have judge items graded too.
+# 162/162 vs 0/162, and the bundled real model (SmolLM2-135M-Instruct, on the
+# CPU) on the shortest tasks, so its real scores sit next to them. With
+# OPENAI_BASE_URL or OPENAI_API_KEY set, the batch runs that model through the
+# `openai` policy instead (OPENAI_MODEL, default gpt-4o-mini); set
+# EGYM_JUDGE_MODEL (a different model) to have judge items graded too.
 #
 # Knobs: DEMO_TASKS (default tasks/acme), DEMO_SAMPLES (1), DEMO_CONCURRENCY (2),
+# DEMO_MODEL_TASKS (the tasks the bundled model tries; "" skips it),
 # DEMO_ARGS (extra arguments for validate and batch, e.g. "-H max_turns=20"),
 # EGYM_STORE (default .egym/runs.db, so `egym serve` shows the demo runs).
 set -uo pipefail
@@ -18,6 +20,7 @@ EGYM=${EGYM:-.venv/bin/egym}
 TASKS=${DEMO_TASKS:-tasks/acme}
 SAMPLES=${DEMO_SAMPLES:-1}
 CONCURRENCY=${DEMO_CONCURRENCY:-2}
+MODEL_TASKS=${DEMO_MODEL_TASKS-tasks/acme/overdue-invoices tasks/acme/sla-breaches tasks/acme/holiday-coverage}
 read -r -a EXTRA <<< "${DEMO_ARGS:-}"
 STAMP=$(date +%Y%m%d-%H%M%S)
 failed=0
@@ -44,8 +47,16 @@ else
   step "egym batch $TASKS --policy oracle, then --policy null  (no API key: set OPENAI_API_KEY to run a model)"
   batch oracle "demo-$STAMP-oracle"
   batch null "demo-$STAMP-null"
-  step "scores: the reference solution vs doing nothing"
-  "$EGYM" runs "demo-$STAMP-oracle" "demo-$STAMP-null"
+  runs=("demo-$STAMP-oracle" "demo-$STAMP-null")
+  if [ -n "$MODEL_TASKS" ]; then
+    # The first turn must be a tool call (tool_choice=first): cold, SmolLM2 almost never calls one.
+    step "egym batch <${MODEL_TASKS// /, }> --policy hf --model smollm2  (the bundled 135M model, on the CPU)"
+    "$EGYM" batch $MODEL_TASKS --policy hf --model smollm2 -o tool_choice=first -o seed=0 -H max_turns=4 \
+      --samples "$SAMPLES" --concurrency "$CONCURRENCY" --run "demo-$STAMP-smollm2" >/dev/null || failed=1
+    runs+=("demo-$STAMP-smollm2")
+  fi
+  step "scores: the reference solution vs doing nothing${MODEL_TASKS:+ vs SmolLM2-135M}"
+  "$EGYM" runs "${runs[@]}"
   if [ -z "${EGYM_JUDGE_MODEL:-}" ]; then
     echo "'incomplete': the task's LLM-judge items were not graded (no judge model: set EGYM_JUDGE_MODEL and"
     echo "OPENAI_API_KEY or EGYM_JUDGE_BASE_URL); their points count as not earned. Every deterministic item"

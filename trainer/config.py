@@ -35,7 +35,7 @@ class LoraConfig(_Section):
 class ModelConfig(_Section):
     """The policy being trained."""
 
-    path: str | None = Field(None, description="Hugging Face model id or local folder (config, weights, tokenizer).")
+    path: str | None = Field(None, description="`smollm2`, a .gguf file, a model folder, or a Hugging Face id.")
     builder: str | None = Field(
         None, description="Instead of `path`: 'toy' or 'module:function' returning (model, tokenizer), for tests/demos."
     )

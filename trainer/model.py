@@ -38,12 +38,22 @@ def load_tokenizer(config: ModelConfig, seed: int) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(config.path, trust_remote_code=config.trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(model_source(config.path), trust_remote_code=config.trust_remote_code)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"model.path '{config.path}': cannot load the tokenizer ({exc})".splitlines()[0]) from None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
+
+
+def model_source(path: str) -> str:
+    """A local model egym knows (`smollm2`, a .gguf file, a name under .egym/models) as its folder; else `path`
+    unchanged (a folder, or a Hugging Face id in the cache)."""
+    from gym.models.store import BUNDLED, is_model_folder, models_dir, resolve_model
+
+    if path in BUNDLED or path.lower().endswith(".gguf") or is_model_folder(models_dir() / path):
+        return str(resolve_model(path))
+    return path
 
 
 def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
@@ -54,10 +64,11 @@ def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
         return model.to(DTYPES[config.dtype]) if config.dtype != "auto" else model, tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    source = model_source(config.path)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(config.path, trust_remote_code=config.trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=config.trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(
-            config.path, dtype=DTYPES[config.dtype], trust_remote_code=config.trust_remote_code
+            source, dtype=DTYPES[config.dtype], trust_remote_code=config.trust_remote_code
         )
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -39,6 +39,7 @@ from gym.models.sampling import SamplingParams, sample
 
 log = logging.getLogger(__name__)
 PREFILL_CHUNK = 512  # tokens read per forward pass: bounds the attention's memory on long prompts
+MAX_PREFIXES = 32  # remembered caches (each lookup compares the prompt with every one)
 LogitsProcessor = Callable[[list[int], Any], Any]  # (tokens generated so far, logits [vocab]) -> logits
 
 
@@ -72,12 +73,14 @@ class Request:
 
 class Engine:
     def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 8, cache_bytes: int = 1536 << 20,
-                 name: str | None = None):
+                 threads: int | None = None, name: str | None = None):
+        """`threads`: torch's intra-op threads for generation (default: see default_threads)."""
         import torch
 
         self.model, self.tokenizer = model, tokenizer
         self.name = name or getattr(model.config, "_name_or_path", None) or type(model).__name__
         self.max_batch, self.cache_bytes = max_batch, cache_bytes
+        self.threads = threads or default_threads()  # applied in the engine's own thread (OpenMP's is per thread)
         self.window = getattr(model.config, "max_position_embeddings", None) or 1 << 30
         self.end_ids = _end_ids(model, tokenizer)
         self.layers = model.config.get_text_config().num_hidden_layers
@@ -89,6 +92,7 @@ class Engine:
         self._cache: Any = None  # the running batch's KV cache
         self._mask: Any = None  # [rows, length] bool: which cache positions are real (not left padding)
         self._prefixes: OrderedDict[tuple[int, ...], Any] = OrderedDict()  # tokens -> one-row cache, LRU
+        self._prefix_bytes = 0
         self._closed = False
         self.stats = {"requests": 0, "generated_tokens": 0, "prompt_tokens": 0, "cached_tokens": 0, "steps": 0}
         self._thread = threading.Thread(target=self._run, name=f"egym-engine-{self.name}", daemon=True)
@@ -105,7 +109,9 @@ class Engine:
         key = (str(path), dtype)
         with cls._shared_lock:
             if key not in cls._shared:
-                cls._shared[key] = cls(*load_model(path, dtype=dtype, threads=threads), name=str(path))
+                cls._shared[key] = cls(*load_model(path, dtype=dtype), threads=threads, name=str(path))
+            elif threads:
+                cls._shared[key].threads = threads
             return cls._shared[key]
 
     # -- requests ----------------------------------------------------------------
@@ -139,6 +145,7 @@ class Engine:
             if change is not None:
                 change()
             self._prefixes.clear()
+            self._prefix_bytes = 0
 
     def close(self) -> None:
         self._closed = True
@@ -149,6 +156,8 @@ class Engine:
     def _run(self) -> None:
         while not self._closed:
             try:
+                if self._torch.get_num_threads() != self.threads:
+                    self._torch.set_num_threads(self.threads)
                 self._admit(block=not self._rows)
                 if self._rows:
                     with self.lock, self._torch.inference_mode():
@@ -159,31 +168,38 @@ class Engine:
         self._fail_all(PolicyError(f"the engine for {self.name} was closed"))
 
     def _admit(self, block: bool) -> None:
-        """Prefill waiting requests into the batch (up to max_batch); wait for one when idle."""
-        while len(self._rows) < self.max_batch:
+        """Prefill waiting requests into the batch (up to max_batch); wait for one when idle.
+
+        Requests with the same prompt (the samples of a group) are read once and share the result.
+        """
+        waiting: dict[tuple[int, ...], list[Request]] = {}
+        while len(self._rows) + sum(map(len, waiting.values())) < self.max_batch:
             try:
                 request = self._inbox.get(block=block, timeout=None)
             except queue.Empty:
-                return
+                break
             block = False
             if request is None or request.cancelled or request.future.cancelled():
                 if request is not None and not request.future.done():
                     request.future.set_result(request.result("cancelled"))
                 continue
+            waiting.setdefault(tuple(request.prompt_ids), []).append(request)
+        for group in waiting.values():
             with self.lock, self._torch.inference_mode():
                 try:
-                    self._prefill(request)
-                except Exception as exc:  # noqa: BLE001 - this request fails, the batch goes on
+                    self._prefill(group)
+                except Exception as exc:  # noqa: BLE001 - these requests fail, the batch goes on
                     log.exception("prefill failed")
-                    request.future.set_exception(PolicyError(f"{self.name}: {type(exc).__name__}: {exc}"))
+                    for request in group:
+                        request.future.set_exception(PolicyError(f"{self.name}: {type(exc).__name__}: {exc}"))
 
-    def _prefill(self, request: Request) -> None:
+    def _prefill(self, group: list[Request]) -> None:
+        """Read the prompt the requests of `group` share, then add one row per request to the batch."""
         from gym.models import kv
 
         torch = self._torch
-        prompt = request.prompt_ids
+        prompt = group[0].prompt_ids
         cache, start = self._reuse(prompt)
-        request.cached_tokens = start
         logits = None
         for chunk_start in range(start, len(prompt), PREFILL_CHUNK):
             chunk = prompt[chunk_start:chunk_start + PREFILL_CHUNK]
@@ -193,19 +209,22 @@ class Engine:
                              logits_to_keep=1)  # only the last position's logits are needed
             logits = out.logits[:, -1]
         self._remember(tuple(prompt), cache)
-        self.stats["requests"] += 1
-        self.stats["prompt_tokens"] += len(prompt)
-        self.stats["cached_tokens"] += start
-        mask = torch.ones((1, len(prompt)), dtype=torch.bool, device=self.device)
+        for request in group:
+            request.cached_tokens = start
+        self.stats["requests"] += len(group)
+        self.stats["prompt_tokens"] += len(prompt) * len(group)
+        self.stats["cached_tokens"] += start * len(group)
+        rows = kv.join([cache] * len(group)) if len(group) > 1 else cache
+        mask = torch.ones((len(group), len(prompt)), dtype=torch.bool, device=self.device)
         if self._rows:  # join the batch: left-pad whichever is shorter
             width = max(kv.length(self._cache), len(prompt))
             self._cache = kv.join([kv.left_pad(self._cache, width - kv.length(self._cache)),
-                                   kv.left_pad(cache, width - len(prompt))])
+                                   kv.left_pad(rows, width - len(prompt))])
             self._mask = torch.cat([_pad_mask(self._mask, width), _pad_mask(mask, width)])
         else:
-            self._cache, self._mask = cache, mask
-        self._rows.append(request)
-        self._accept([request], logits)
+            self._cache, self._mask = rows, mask
+        self._rows.extend(group)
+        self._accept(group, logits.expand(len(group), -1))
 
     def _reuse(self, prompt: list[int]) -> tuple[Any, int]:
         """A one-row cache of the longest remembered prefix of `prompt` (at most all but its last token)."""
@@ -227,10 +246,13 @@ class Engine:
 
         if self.cache_bytes <= 0:
             return
-        self._prefixes.pop(tokens, None)
+        if tokens in self._prefixes:
+            self._prefix_bytes -= kv.nbytes(self._prefixes.pop(tokens))
         self._prefixes[tokens] = kv.select(cache, [0])
-        while sum(kv.nbytes(c) for c in self._prefixes.values()) > self.cache_bytes and len(self._prefixes) > 1:
-            self._prefixes.popitem(last=False)
+        self._prefix_bytes += kv.nbytes(self._prefixes[tokens])
+        while len(self._prefixes) > 1 and (self._prefix_bytes > self.cache_bytes or
+                                           len(self._prefixes) > MAX_PREFIXES):
+            self._prefix_bytes -= kv.nbytes(self._prefixes.popitem(last=False)[1])
 
     def _step(self) -> None:
         torch = self._torch
@@ -360,7 +382,7 @@ def _end_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def load_model(path: str, *, dtype: str = "float32", threads: int | None = None) -> tuple[Any, Any]:
+def load_model(path: str, *, dtype: str = "float32") -> tuple[Any, Any]:
     """A transformers model folder as (model, tokenizer), on the CPU, ready for inference."""
     try:
         import torch
@@ -368,7 +390,9 @@ def load_model(path: str, *, dtype: str = "float32", threads: int | None = None)
     except ImportError as exc:
         raise PolicyError(f"local models need torch and transformers: {exc} (pip install 'enterprise-gym[train]')") \
             from None
-    set_threads(threads)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # a progress bar per load is noise in rollout and batch output
     started = time.monotonic()
     try:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
@@ -379,18 +403,8 @@ def load_model(path: str, *, dtype: str = "float32", threads: int | None = None)
     return model.eval(), tokenizer
 
 
-def set_threads(threads: int | None) -> int:
-    """torch's intra-op threads for generation (see docs/models.md for why this default)."""
-    import os
-
-    import torch
-
-    chosen = threads or int(os.environ.get("EGYM_TORCH_THREADS", 0)) or default_threads()
-    torch.set_num_threads(chosen)
-    return chosen
-
-
 def default_threads() -> int:
+    """$EGYM_TORCH_THREADS, else every core, at most 2 (measured in bench/results/model.json; docs/models.md)."""
     import os
 
-    return max(1, min(2, (os.cpu_count() or 1)))
+    return int(os.environ.get("EGYM_TORCH_THREADS", 0)) or max(1, min(2, os.cpu_count() or 1))

@@ -68,9 +68,11 @@ def import_gguf(gguf: Path, folder: Path) -> Path:
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
     except ImportError as exc:
         raise ConfigError(f"importing a GGUF model needs torch and transformers: {exc} "
                           "(pip install 'enterprise-gym[train]')") from None
+    hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)

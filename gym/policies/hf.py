@@ -16,8 +16,9 @@ comes back with what was written so far, marked truncated.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
+from gym.errors import PolicyError
 from gym.models.sampling import SamplingParams
 from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_strings, stop_token_ids
 from gym.trajectory import AssistantTurn, Message
@@ -29,11 +30,13 @@ class HFPolicy:
     def __init__(self, model: Any = None, *, temperature: float | None = None, top_p: float | None = None,
                  top_k: int = 0, max_new_tokens: int = 512, dtype: str = "float32", threads: int | None = None,
                  seed: int | None = None, context_window: int | None = None, constrained: bool = False,
-                 logits_processor: Any = None, template_kwargs: dict[str, Any] | None = None):
+                 tool_choice: Literal["auto", "first"] = "auto", logits_processor: Any = None,
+                 template_kwargs: dict[str, Any] | None = None):
         """Sampling defaults to the model's generation_config, else temperature 0.7 and top_p 0.95.
 
         `seed`: each turn's randomness derives from it (reproducible episodes given the same tool outputs).
-        `constrained`: tool calls are decoded under a JSON grammar (gym.models.constrained).
+        `constrained`: a tool call, once started, is decoded under its JSON grammar (gym.models.constrained).
+        `tool_choice`: "first" makes the first turn a tool call (OpenAI's "required", for one turn).
         `logits_processor`: (tokens so far, logits) -> logits, applied to every turn (tests script a model
         with it); the logprobs stay those of the model itself.
         """
@@ -43,6 +46,8 @@ class HFPolicy:
         self.engine = model if isinstance(model, Engine) else Engine.shared(
             str(resolve_model(model)), dtype=dtype, threads=threads)
         self.tokenizer = self.engine.tokenizer
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise PolicyError(f"hf policy: {self.engine.name} has no chat template; set tokenizer.chat_template")
         self.model_name = self.engine.name
         defaults = self.engine.model.generation_config
         self.sampling = SamplingParams(
@@ -52,7 +57,9 @@ class HFPolicy:
         self.seed, self.turns = seed, 0
         self.context_window = context_window or self.engine.window
         self.template_kwargs = template_kwargs or {}
-        self.constrained, self.logits_processor = constrained, logits_processor
+        self.constrained, self.tool_choice, self.logits_processor = constrained, tool_choice, logits_processor
+        if tool_choice not in ("auto", "first"):
+            raise PolicyError(f"hf policy: tool_choice must be 'auto' or 'first', not {tool_choice!r}")
         self.stop_ids = stop_token_ids(self.tokenizer, getattr(defaults, "eos_token_id", None))
 
     @property
@@ -65,12 +72,16 @@ class HFPolicy:
 
     async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
         prompt_ids = render_prompt_ids(self.tokenizer, messages, tools, self.template_kwargs)
-        params = self.sampling.model_copy(update={"stop": stop_strings(self.tokenizer, tools)})
         processor = self.logits_processor
-        if self.constrained and tools:
+        required = self.tool_choice == "first" and not any(m.tool_calls for m in messages)
+        if processor is None and tools and (self.constrained or required):
             from gym.models.constrained import tool_call_processor
 
-            processor = tool_call_processor(self.tokenizer, tools)
+            processor = tool_call_processor(self.tokenizer, tools, self.stop_ids, required=required)
+        # Under a grammar the processor ends the turn after a call; otherwise stop at the closing tag.
+        stop = () if processor is not None and processor is not self.logits_processor else stop_strings(
+            self.tokenizer, tools)
+        params = self.sampling.model_copy(update={"stop": stop})
         seed = None if self.seed is None else hash((self.seed, len(messages), self.turns)) & (2**63 - 1)
         self.turns += 1
         request = self.engine.submit(prompt_ids, params, seed=seed, processor=processor)

@@ -73,10 +73,12 @@ class VLLMPolicy:
             final = output
         if final is None or not final.outputs:
             raise PolicyError(f"vllm policy ({self.model}): the engine returned no output")
-        return turn_from_output(self.tokenizer, prompt_ids, final.outputs[0], self.stop_ids)
+        return turn_from_output(self.tokenizer, prompt_ids, final.outputs[0], self.stop_ids,
+                                [t["function"]["name"] for t in tools])
 
 
-def turn_from_output(tokenizer: Any, prompt_ids: list[int], completion: Any, stop_ids: list[int]) -> AssistantTurn:
+def turn_from_output(tokenizer: Any, prompt_ids: list[int], completion: Any, stop_ids: list[int],
+                     tool_names: list[str] | None = None) -> AssistantTurn:
     """A vLLM CompletionOutput (token_ids, logprobs: one {token_id: Logprob} per position) as a turn."""
     token_ids = list(completion.token_ids)
     entries = completion.logprobs or []
@@ -84,4 +86,4 @@ def turn_from_output(tokenizer: Any, prompt_ids: list[int], completion: Any, sto
         raise PolicyError(f"vllm returned {len(entries)} logprob entries for {len(token_ids)} tokens; "
                           "sampling must request logprobs=0")
     logprobs = [entry[token].logprob for entry, token in zip(entries, token_ids, strict=True)]
-    return completion_turn(tokenizer, prompt_ids, token_ids, logprobs, stop_ids, completion.finish_reason)
+    return completion_turn(tokenizer, prompt_ids, token_ids, logprobs, stop_ids, completion.finish_reason, tool_names)

@@ -130,7 +130,7 @@ def test_errors_are_kept_apart_from_failures(monkeypatch):
     assert status["true"][0] == "pass" and status["negated"][0] == "pass"
     assert status["judge"] == ("error", "no judge configured (set EGYM_JUDGE_MODEL and an endpoint)")
     assert result.incomplete and str(result) == "5/13"
-    assert "[incomplete]" in result.summary()
+    assert "[incomplete (1 judge item not graded, 3 checks could not run)]" in result.summary()
 
 
 def test_grade_works_from_inside_a_running_event_loop():

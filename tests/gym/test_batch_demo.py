@@ -23,6 +23,7 @@ def demo(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     env = {
         **clean,
         "DEMO_TASKS": str(tasks),
+        "DEMO_MODEL_TASKS": "",  # the bundled model's part is tested below
         "EGYM_STORE": str(tmp_path / "runs.db"),
         "COLUMNS": "160",
         **env,
@@ -56,3 +57,11 @@ def test_demo_with_an_endpoint_runs_the_model(tmp_path, docker_image):
     assert "--policy openai --model tiny-fake" in out
     scores = out[out.index("== scores") :]
     assert "mini/ship-order" in scores and "5/8" in scores  # shipped the order, wrote no note
+
+
+@pytest.mark.model
+def test_demo_without_a_key_also_runs_the_bundled_model(tmp_path, docker_image):
+    result = demo(tmp_path, DEMO_MODEL_TASKS=str(tmp_path / "tasks" / "mini" / "ship-order"))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    scores = result.stdout[result.stdout.index("vs SmolLM2-135M"):]
+    assert "hf smollm2" in scores.replace("\n", " ") and "mini/ship-order" in scores

@@ -46,6 +46,7 @@ WORLD = World(name="w", company="Acme Corp", date=dt.date(2025, 3, 14),
               agent=AgentIdentity(name="Dana Reyes", title="Analyst", email="d@acme.test", chat_username="dana"))
 TURN_1 = '<tool_call>{"name": "bash", "arguments": {"command": "echo hi from $USER"}}</tool_call><|im_end|>'
 TURN_2 = 'Checking.<tool_call>{"name": "todo", "arguments": {"items": [{"content": "report"}]}}</tool_call><|im_end|>'
+TURN_3 = "Done.<|im_end|>"
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def tiny():
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=SPECIAL, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator([TURN_1, TURN_2, "You are Dana Reyes, Analyst at Acme Corp."] * 5, trainer)
+    bpe.train_from_iterator([TURN_1, TURN_2, TURN_3, "You are Dana Reyes, Analyst at Acme Corp."] * 5, trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                         additional_special_tokens=SPECIAL[1:])
     tokenizer.chat_template = TEMPLATE
@@ -100,7 +101,7 @@ def recomputed_logprobs(model, prompt_ids, token_ids, temperature):
 async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docker_image, tmp_path):
     model, tokenizer = tiny
     policy = make_policy("hf", model=Engine(model, tokenizer), temperature=0.8, max_new_tokens=48,
-                         logits_processor=Script(tokenizer, [TURN_1, TURN_2]))
+                         logits_processor=Script(tokenizer, [TURN_1, TURN_2, TURN_3]))
     task = Task(id="t", title="t", world="w", prompt="Say hi.", apps=[], limits=Limits(max_turns=4), path=tmp_path)
     with DockerSandbox.start(docker_image, run_id="pytest-policies-hf") as sandbox:
         trajectory = await run_episode(sandbox, task, WORLD, policy, HarnessConfig(mcp_servers={}))
@@ -111,7 +112,7 @@ async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docke
     assert [(c.name, json.loads(c.arguments)) for c in first.tool_calls] == [("bash", {"command": "echo hi from $USER"})]
     assert trajectory.steps[0].results[0].output == "hi from agent"
     assert second.content == "Checking." and second.tool_calls[0].name == "todo"
-    assert not third.tool_calls and third.finish_reason in ("stop", "length")
+    assert not third.tool_calls and third.finish_reason == "stop" and third.content == "Done."
 
     # generation stops right after the call (the template writes calls in <tool_call> tags)
     assert first.token_ids == tokenizer(TURN_1.removesuffix("<|im_end|>"), add_special_tokens=False)["input_ids"]

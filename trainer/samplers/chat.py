@@ -42,4 +42,5 @@ class SamplerChatPolicy:
         self.turns += 1
         ((completion,),) = await asyncio.to_thread(self.sampler.generate, [Request(prompt_ids, 1, seed)], self.params)
         return completion_turn(self.tokenizer, prompt_ids, completion.token_ids, completion.logprobs,
-                               self.stop_ids, completion.finish_reason)
+                               self.stop_ids, completion.finish_reason,
+                               tool_names=[t["function"]["name"] for t in tools])

@@ -36,7 +36,7 @@ class HFSampler:
         self.model = model
         self.tokenizer = tokenizer
         self.shared = shared  # True: `model` is the learner's own object
-        self.engine = Engine(model, tokenizer)
+        self.engine = Engine(model, tokenizer, max_batch=256)  # a step samples whole groups at once
         self.version = 0
 
     def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:

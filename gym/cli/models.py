@@ -1,0 +1,46 @@
+"""`egym models`: the local models egym can run (`--policy hf --model NAME`)."""
+
+from __future__ import annotations
+
+import typer
+
+from gym.cli.errors import friendly
+
+models_app = typer.Typer(help="Local models: import the bundled SmolLM2 or a GGUF file, list what is there.",
+                         no_args_is_help=True)
+
+
+@models_app.command("import")
+@friendly
+def import_(
+    ref: str = typer.Argument("smollm2", help="A bundled model (smollm2) or a .gguf file."),
+    force: bool = typer.Option(False, "--force", help="Convert again even if the folder exists."),
+) -> None:
+    """Turn a GGUF model into a transformers folder under .egym/models (dequantised, float32)."""
+    from rich.console import Console
+
+    from gym.models.store import import_model
+
+    console = Console()
+    with console.status(f"importing {ref} (about half a minute for SmolLM2)…"):
+        folder = import_model(ref, force=force)
+    console.print(f"{ref}: {folder}  (use: --policy hf --model {ref})")
+
+
+@models_app.command("list")
+@friendly
+def list_() -> None:
+    """The model folders under .egym/models (or $EGYM_MODELS) and the bundled names."""
+    from gym.models.store import BUNDLED, list_models, models_dir
+
+    folders = list_models()
+    for folder in folders:
+        size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) / 2**20
+        typer.echo(f"{folder.name}\t{size:.0f} MB\t{folder}")
+    if not folders:
+        typer.echo(f"no models under {models_dir()}")
+    typer.echo("bundled: " + ", ".join(f"{name} ({entry.folder})" for name, entry in BUNDLED.items()))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(models_app, name="models")
