@@ -155,8 +155,13 @@ def passed(grade: Grade, threshold: float) -> bool | None:
 
 
 def _model_option(spec: RolloutSpec) -> dict[str, Any]:
-    """Policy options, with `--model` passed as `model=` to the policies that take one."""
+    """Policy options, with `--model` passed as `model=`, and a `seed` option made per sample.
+
+    `-o seed=0` makes a batch reproducible; each sample still draws differently, from (seed, sample).
+    """
     options = dict(spec.policy_options)
     if spec.model is not None:
         options.setdefault("model", spec.model)
+    if isinstance(options.get("seed"), int):
+        options["seed"] = options["seed"] * 1_000_003 + spec.sample
     return options

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, Literal
 
 import openai
 
@@ -42,7 +42,9 @@ class OpenAIPolicy:
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  temperature: float | None = None, top_p: float | None = None, max_tokens: int | None = None,
                  timeout_s: float = 120.0, max_retries: int = 4, token_ids: bool = False,
-                 extra_body: dict[str, Any] | None = None, context_window: int | None = None):
+                 extra_body: dict[str, Any] | None = None, context_window: int | None = None,
+                 tool_choice: Literal["auto", "first", "required"] = "auto"):
+        """`tool_choice`: "first" asks the server for a tool call on the first turn only ("required" always)."""
         self.model = model or os.environ.get("OPENAI_MODEL")
         if not self.model:
             raise PolicyError("openai policy: no model given; pass model=... or set OPENAI_MODEL")
@@ -53,6 +55,9 @@ class OpenAIPolicy:
                                            "max_tokens": max_tokens}.items() if v is not None}
         self.token_ids, self.extra_body = token_ids, dict(extra_body or {})
         self.context_window = context_window
+        if tool_choice not in ("auto", "first", "required"):
+            raise PolicyError(f"openai policy: tool_choice must be auto, first or required, not {tool_choice!r}")
+        self.tool_choice = tool_choice
 
     def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return estimate_tokens(messages, tools)
@@ -64,6 +69,9 @@ class OpenAIPolicy:
         if tools:
             request["tools"] = [{**t, "function": {**t["function"], "name": wire_name(t["function"]["name"])}}
                                 for t in tools]
+            first = not any(m.tool_calls for m in messages)
+            if self.tool_choice == "required" or (self.tool_choice == "first" and first):
+                request["tool_choice"] = "required"
         extra = dict(self.extra_body)
         if self.token_ids:
             request["logprobs"] = True

@@ -134,3 +134,24 @@ def test_a_model_name_is_required(monkeypatch):
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
     with pytest.raises(PolicyError, match="OPENAI_MODEL"):
         make_policy("openai")
+
+
+async def test_tool_choice_first_asks_for_a_call_on_the_first_turn_only():
+    from gym.trajectory import ToolCall
+
+    tool = {"type": "function", "function": {"name": "db.query", "description": "SQL", "parameters": {}}}
+    with FakeOpenAI(lambda request: Reply.text("ok")) as server:
+        policy = policy_for(server, tool_choice="first")
+        await policy.next(HELLO, [tool])
+        called = [*HELLO, Message(role="assistant", tool_calls=[ToolCall(id="1", name="db.query", arguments="{}")]),
+                  Message(role="tool", content="3", tool_call_id="1", name="db.query")]
+        await policy.next(called, [tool])
+    assert [r.get("tool_choice") for r in server.requests] == ["required", None]
+    with pytest.raises(PolicyError, match="tool_choice must be"):
+        policy_for(server, tool_choice="sometimes")
+
+
+async def test_a_reply_cut_at_max_tokens_is_truncated():
+    with FakeOpenAI(lambda request: Reply.text("The total is", finish_reason="length")) as server:
+        turn = await policy_for(server).next(HELLO, [])
+    assert turn.truncated and turn.finish_reason == "length"
