@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import summary, write  # noqa: E402
+from core.trajectory import Trajectory  # noqa: E402
 from grader.expand import expand_items  # noqa: E402
 from grader.judge import Judge, JudgeConfig  # noqa: E402
 from grader.loader import parse_rubric  # noqa: E402
@@ -27,7 +28,6 @@ from grader.score import grade  # noqa: E402
 from gym.sandbox import DockerSandbox  # noqa: E402
 from gym.sandbox.overlay import overlay_tar  # noqa: E402
 from gym.tasks import SeedOverlay  # noqa: E402
-from gym.trajectory import Trajectory  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 ROWS = 150

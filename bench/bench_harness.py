@@ -20,12 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import summary, write  # noqa: E402
+from core.trajectory import ToolCall  # noqa: E402
 from gym.harness import HarnessConfig, run_episode  # noqa: E402
 from gym.harness.toolbox import Toolbox  # noqa: E402
 from gym.policies import make_policy  # noqa: E402
 from gym.sandbox import DockerSandbox  # noqa: E402
 from gym.tasks import AgentIdentity, Limits, Task, World  # noqa: E402
-from gym.trajectory import ToolCall  # noqa: E402
 
 DEMO = '''
 from mcp.server.mcpserver import MCPServer

@@ -68,11 +68,11 @@ print(json.dumps({"prompt_tokens": len(tokens), "prefill_tokens_per_s": len(toke
 
 def task_prompt(engine: Engine) -> tuple[list[int], str]:
     """The first prompt of a real episode (overdue-invoices), as token ids and text."""
+    from core.trajectory import Message
     from gym.harness.atomic import ATOMIC_TOOLS
     from gym.harness.prompt import system_prompt
     from gym.policies.chat_render import render_prompt_ids
     from gym.tasks import world_of
-    from gym.trajectory import Message
 
     task = load_task(ROOT / "tasks" / "acme" / SHORT_TASKS[0])
     messages = [Message(role="system", content=system_prompt(task, world_of(task))),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gym.errors import EgymError
+from core.errors import EgymError
 
 
 class ProbeError(EgymError):

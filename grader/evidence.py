@@ -12,6 +12,7 @@ import datetime as dt
 import json
 from typing import Any
 
+from core.trajectory import Trajectory
 from grader.checks.chat import millis
 from grader.errors import StateError
 from grader.probe import Probe
@@ -25,7 +26,6 @@ from grader.rubric import (
     TextEvidence,
     TranscriptEvidence,
 )
-from gym.trajectory import Trajectory
 
 
 def clip(text: str, limit: int) -> str:

@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from core.errors import RubricError
 from grader.rubric import Item, Rubric
-from gym.errors import RubricError
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _ITEM = TypeAdapter(Item)

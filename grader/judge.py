@@ -27,9 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.errors import JudgeError
 from grader.grade import Verdict
 from grader.rubric import JudgeItem, Panel, Scale
-from gym.errors import JudgeError
 
 SYSTEM = (
     "You grade work an employee (an AI agent) did in a company's systems. Judge only from the evidence "

@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.errors import EgymError, RubricError, TaskError
 from grader.checks import resolve, signature_problem
 from grader.expand import expand_item
 from grader.loader import Problem, check_rubric
 from grader.rubric import PythonItem, Rubric
-from gym.errors import EgymError, RubricError, TaskError
 
 
 @dataclass

@@ -20,8 +20,8 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
+from core.errors import RubricError
 from grader.rubric import Rubric
-from gym.errors import RubricError
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "rubrics" / "schema" / "rubric.schema.json"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gym.trajectory import AssistantTurn, Message, Trajectory
+from core.trajectory import AssistantTurn, Message, Trajectory
 
 
 class ReplayPolicy:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from core.trajectory import Trajectory
 from grader.checks import documents_read, queries_read, resolve
 from grader.checks.base import CheckContext, CheckResult
 from grader.errors import ProbeError, StateError
@@ -25,7 +26,6 @@ from grader.grade import Grade, ItemResult, Verdict
 from grader.judge import Judge, combine
 from grader.probe import Probe
 from grader.rubric import Item, JudgeItem, PythonItem, Rubric
-from gym.trajectory import Trajectory
 
 EVIDENCE_LIMIT = 300
 

@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.errors import RubricError
 from grader.errors import StateError
 from grader.probe import Probe, SandboxProbe
 from grader.rubric import Rubric
-from gym.errors import RubricError
 
 DEFAULT_CACHE = Path(".egym/expansions")
 

@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
+from core.trajectory import Message
 from gym.store import RolloutRow, Store
-from gym.trajectory import Message
 
 FORMATS = ("parquet", "jsonl")
 

@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.sandbox.base import Sandbox
 from mcp_wrappers import PYTHON
 

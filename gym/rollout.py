@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.errors import ConfigError, EgymError
+from core.trajectory import Step, Trajectory
 from grader.grade import Grade
 from grader.judge import JudgeOptions
-from gym.errors import ConfigError, EgymError
-from gym.trajectory import Step, Trajectory
 
 StepCallback = Callable[[Step], None]
 RolloutFn = Callable[["RolloutSpec"], Awaitable["RolloutOutcome"]]

@@ -14,7 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gym.errors import TaskError
+from core.errors import TaskError
 
 App = Literal["postgres", "chat", "office"]
 Split = Literal["train", "val", "test"]

@@ -20,12 +20,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from core.trajectory import Trajectory
 from grader.grade import Grade, ItemResult
 from gym.batch.report import fmt_points
 from gym.policies.cheats import CHEATS
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, run_rollout, start_sandbox
 from gym.tasks import Task
-from gym.trajectory import Trajectory
 
 EPS = 1e-9
 

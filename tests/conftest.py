@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.seeding import rng_state, set_rng_state
 from trainer.weights import import_weights, is_peft
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.overrides import apply_overrides, read_yaml
 
 

@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 
 
 class Curriculum:

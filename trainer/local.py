@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.checkpoint import load_checkpoint, save_checkpoint
 from trainer.config import TrainConfig
 from trainer.learner import Learner, combine_stats

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.config import WandbConfig
 
 

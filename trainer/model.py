@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.config import LoraConfig, ModelConfig
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": "auto"}

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 
 FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 

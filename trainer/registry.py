@@ -10,7 +10,7 @@ import difflib
 import importlib
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 
 SOURCES = {
     "gym": "trainer.rollouts.gym_source:GymRolloutSource",

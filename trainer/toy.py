@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.samples import Group, Rollout, Sample
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "repeat", ":"]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gym.errors import RubricError
+from core.errors import RubricError
 
 BUILTIN_MODULES = ("sql", "chat", "files", "documents", "transcript")
 Check = Callable[..., Any]

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.trajectory import Trajectory
 from grader.errors import StateError
 from grader.probe import Probe
-from gym.trajectory import Trajectory
 
 __all__ = ["CheckContext", "CheckResult", "StateError", "reads_documents", "reads_sql", "same", "text_matches", "brief"]
 

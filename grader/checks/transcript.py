@@ -5,8 +5,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
+from core.trajectory import ToolCall
 from grader.checks.base import CheckContext, CheckResult, brief, same, text_matches
-from gym.trajectory import ToolCall
 
 __all__ = ["tool_used", "tool_not_used", "final_answer_contains", "final_answer_absent"]
 

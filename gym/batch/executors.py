@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Protocol
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from gym.rollout import RolloutFn, RolloutOutcome, RolloutSpec, resolve_rollout_fn
 
 

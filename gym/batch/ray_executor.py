@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from gym.rollout import RolloutFn, RolloutOutcome, RolloutSpec, resolve_rollout_fn
 
 

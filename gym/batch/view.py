@@ -7,10 +7,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from core.trajectory import Step, Trajectory
 from grader.grade import Grade
 from gym.batch.report import fmt_points
 from gym.store import RolloutRow
-from gym.trajectory import Step, Trajectory
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "error": "yellow"}
 

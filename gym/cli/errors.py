@@ -9,7 +9,7 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 
-from gym.errors import EgymError
+from core.errors import EgymError
 
 F = TypeVar("F", bound=Callable)
 stderr = Console(stderr=True)

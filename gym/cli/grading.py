@@ -46,11 +46,11 @@ def grade(
     """Re-grade a stored rollout: replay its tool calls in a fresh sandbox, grade with the current rubric."""
     import asyncio
 
+    from core.errors import StoreError
     from grader import default_judge
     from grader.judge import JudgeOptions
     from grader.loader import load_rubric
     from grader.regrade import replay_and_grade, replay_differences
-    from gym.errors import StoreError
     from gym.rollout import passed
     from gym.store import Store
     from gym.tasks import load_task

@@ -16,8 +16,8 @@ import typer
 import yaml
 from rich.console import Console
 
+from core.errors import ConfigError
 from gym.cli.errors import friendly
-from gym.errors import ConfigError
 
 T = TypeVar("T")
 console = Console()

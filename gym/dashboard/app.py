@@ -24,9 +24,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from core.errors import StoreError
 from gym.dashboard import fmt
 from gym.dashboard.pages import rollouts, runs, tasks, training
-from gym.errors import StoreError
 from gym.store import DEFAULT_PATH, Store
 
 HERE = Path(__file__).parent

@@ -10,7 +10,7 @@ from types import TracebackType
 import uvicorn
 from starlette.applications import Starlette
 
-from gym.errors import EgymError
+from core.errors import EgymError
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.trajectory import Message
 from gym.harness.config import ContextConfig
 from gym.policies.base import ContextLimitExceeded
-from gym.trajectory import Message
 
 TokenCounter = Callable[[list[Message], list[dict[str, Any]]], int]
 Summarizer = Callable[[list[Message]], Awaitable[str]]

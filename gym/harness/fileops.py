@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.harness import fileops_remote
 from gym.harness.shell import pump
 from gym.harness.tooling import ToolError

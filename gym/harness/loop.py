@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 
+from core.trajectory import AssistantTurn, Message, Step, Trajectory
 from gym.harness.config import HarnessConfig
 from gym.harness.context import ContextManager, estimate_tokens
 from gym.harness.prompt import system_prompt
@@ -21,7 +22,6 @@ from gym.harness.toolbox import Toolbox
 from gym.policies.base import ContextLimitExceeded, CountsTokens, Policy, Summarizes
 from gym.sandbox.base import Sandbox
 from gym.tasks import Limits, Task, World
-from gym.trajectory import AssistantTurn, Message, Step, Trajectory
 
 CUT_GRACE_S = 2.0  # how long a cut-short turn may take to hand back its partial text
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.sandbox.base import Sandbox, StdioStream
 
 # Kill descendants of shell $1 that started within the last $2 seconds (the

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from core.trajectory import ToolCall, ToolResult
 from gym.harness.atomic import ATOMIC_TOOLS, ToolEnv
 from gym.harness.config import HarnessConfig
 from gym.harness.faults import FaultInjector
@@ -24,7 +25,6 @@ from gym.harness.tooling import ToolError
 from gym.mcp_client import APP_SERVERS, SERVERS, McpServerConnection
 from gym.sandbox.base import Sandbox
 from gym.tasks import Task
-from gym.trajectory import ToolCall, ToolResult
 
 STARTUP_TIMEOUT_S = 60.0
 

@@ -18,7 +18,7 @@ import functools
 import json
 from typing import Any
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
 from gym.policies.chat_render import CALL_CLOSE, CALL_OPEN
 
 MAX_CALLS = 4  # calls in one turn

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
 from gym.models.sampling import SamplingParams, sample
 
 log = logging.getLogger(__name__)

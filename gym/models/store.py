@@ -19,7 +19,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
 from gym.policies.base import CountsTokens, Policy, Summarizes
 
 

@@ -18,8 +18,8 @@ import json
 import shlex
 from typing import Any
 
+from core.trajectory import AssistantTurn, Message, ToolCall
 from gym.policies.null import NullPolicy
-from gym.trajectory import AssistantTurn, Message, ToolCall
 
 MARKERS = "/tmp/egym-redteam"
 STASH = "/tmp/egym-redteam-files"  # what the attacks plant besides code

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from gym.errors import PolicyError
-from gym.trajectory import AssistantTurn, Message
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, Message
 
 
 class ContextLimitExceeded(PolicyError):

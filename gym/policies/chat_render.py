@@ -17,8 +17,8 @@ import logging
 import uuid
 from typing import Any
 
+from core.trajectory import AssistantTurn, Message
 from gym.policies.toolcall_parser import parse_tool_calls
-from gym.trajectory import AssistantTurn, Message
 
 log = logging.getLogger(__name__)
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from gym.trajectory import AssistantTurn, Message, ToolCall
+from core.trajectory import AssistantTurn, Message, ToolCall
 
 # A script yields (tool, args) and receives the tool's output; it yields a str to answer.
 Action = tuple[str, dict[str, Any]] | str

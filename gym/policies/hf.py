@@ -18,10 +18,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, Message
 from gym.models.sampling import SamplingParams
 from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_strings, stop_token_ids
-from gym.trajectory import AssistantTurn, Message
 
 
 class HFPolicy:

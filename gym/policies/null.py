@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym.trajectory import AssistantTurn, Message
+from core.trajectory import AssistantTurn, Message
 
 
 class NullPolicy:

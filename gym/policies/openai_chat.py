@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 import openai
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, Message, ToolCall
 from gym.harness.context import estimate_tokens
 from gym.policies.base import ContextLimitExceeded
-from gym.trajectory import AssistantTurn, Message, ToolCall
 
 CONTEXT_ERRORS = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")

@@ -20,9 +20,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from gym.errors import PolicyError, TaskError
+from core.errors import PolicyError, TaskError
+from core.trajectory import AssistantTurn, Message, ToolCall
 from gym.tasks import Task
-from gym.trajectory import AssistantTurn, Message, ToolCall
 
 ID_PREFIX = "oracle-"
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, Message
 from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_token_ids
-from gym.trajectory import AssistantTurn, Message
 
 
 class VLLMPolicy:

@@ -8,7 +8,7 @@ import os
 import docker
 import docker.errors
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 
 # EGYM_IMAGE picks another rollout image, e.g. one built with real Mattermost (images/mattermost/).
 DEFAULT_IMAGE = os.environ.get("EGYM_IMAGE", "egym/world:latest")

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 
 import docker.errors
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.sandbox.base import ExecResult
 from gym.sandbox.docker_client import DEFAULT_IMAGE, LABEL, client, require_image
 from gym.sandbox.owner import owner_label

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import docker.errors
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.sandbox.docker_client import DEFAULT_IMAGE, client, require_image
 from gym.sandbox.docker_sandbox import DockerSandbox, SandboxLimits
 from gym.sandbox.overlay import overlay_tar

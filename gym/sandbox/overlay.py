@@ -12,7 +12,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from gym.errors import TaskError
+from core.errors import TaskError
 from gym.tasks import SeedOverlay
 
 

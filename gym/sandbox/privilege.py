@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 
 AGENT = "agent"
 # Folders the agent can write to in the image (checked against a live sandbox in the tests).

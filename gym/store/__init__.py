@@ -24,11 +24,11 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
+from core.errors import StoreError
+from core.trajectory import Trajectory
 from grader.grade import Grade
-from gym.errors import StoreError
 from gym.sandbox.owner import owner_alive
 from gym.store.models import Base, ItemResultRow, RolloutRow, RunRow, _now, new_id
-from gym.trajectory import Trajectory
 
 __all__ = ["Base", "ItemResultRow", "RolloutRow", "RunRow", "Store", "new_id", "resolve_url"]
 RolloutStatus = Literal["pending", "running", "done", "failed"]

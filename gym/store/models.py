@@ -21,9 +21,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from core.errors import StoreError
+from core.trajectory import Trajectory
 from grader.grade import Grade, ItemResult
-from gym.errors import StoreError
-from gym.trajectory import Trajectory
 
 
 def _now() -> dt.datetime:

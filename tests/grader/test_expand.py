@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from core.errors import RubricError
 from grader.expand import expand_items
 from grader.loader import load_rubric
-from gym.errors import RubricError
 from tests.grader.conftest import make_rubric, py_item
 
 QUERY = "SELECT status FROM invoices WHERE number = %(n)s"

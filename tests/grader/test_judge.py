@@ -7,12 +7,12 @@ import threading
 
 import pytest
 
+from core.trajectory import Trajectory
 from grader.grade import Verdict
 from grader.judge import Judge, JudgeConfig, combine
 from grader.probe import StaticProbe
 from grader.rubric import Scale
 from grader.score import grade
-from gym.trajectory import Trajectory
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.grader.conftest import make_rubric
 

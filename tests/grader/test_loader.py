@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.errors import RubricError
 from grader.loader import check_rubric, load_rubric, parse_rubric
 from grader.rubric import JudgeItem, PythonItem
-from gym.errors import RubricError
 
 VALID = {
     "task": "acme/reconcile",

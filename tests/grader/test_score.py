@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.trajectory import AssistantTurn, Step, ToolCall, Trajectory
 from grader.errors import ProbeError
 from grader.grade import Grade
 from grader.loader import load_rubric
 from grader.probe import StaticProbe
 from grader.score import grade
-from gym.trajectory import AssistantTurn, Step, ToolCall, Trajectory
 from tests.grader.conftest import make_rubric, py_item
 
 FIXTURE = Path(__file__).parent / "fixtures" / "fixture-rubric.json"

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import RubricError
 from grader.expand import expand_items
 from grader.probe import StaticProbe
 from grader.score import grade
 from grader.seed import seed_rows
-from gym.errors import RubricError
 from tests.grader.conftest import make_rubric, py_item
 
 QUERY = "SELECT id, owner FROM claims WHERE status = 'pending' ORDER BY id"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
+from core.trajectory import AssistantTurn, Message, Step, Trajectory
 from grader.grade import Grade, ItemResult
 from gym.rollout import RolloutOutcome, RolloutSpec, start_sandbox
-from gym.trajectory import AssistantTurn, Message, Step, Trajectory
 
 IMAGE = "egym/world:latest"
 

@@ -10,11 +10,11 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from core.errors import StoreError
+from core.trajectory import AssistantTurn, Message, Step, ToolCall, ToolResult, Trajectory
 from grader.grade import Grade, ItemResult, Verdict
 from gym.dashboard.app import DashboardConfig, create_app, open_store
-from gym.errors import StoreError
 from gym.store import RunRow, Store
-from gym.trajectory import AssistantTurn, Message, Step, ToolCall, ToolResult, Trajectory
 
 LONG = "\n".join(f"row {i} <b>bold?</b>" for i in range(40))
 

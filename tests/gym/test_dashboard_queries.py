@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from core.errors import StoreError
 from grader.grade import Grade, ItemResult
 from gym.calibrate import band_for, wilson_interval
 from gym.dashboard import queries
 from gym.dashboard.app import open_store
-from gym.errors import StoreError
 from gym.store import RunRow, Store
 from tests.gym.test_store_postgres import pg_url  # noqa: F401 - the PostgreSQL server fixture
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.sandbox.privilege import AGENT_WRITABLE, agent_writable, privileged_command
 
 ROOT = Path(__file__).resolve().parents[2]

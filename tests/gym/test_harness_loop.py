@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, ToolCall
 from gym.harness import FaultConfig, HarnessConfig, run_episode
 from gym.mcp_client import SERVERS
 from gym.policies import make_policy
 from gym.sandbox import DockerSandbox
 from gym.tasks import AgentIdentity, Limits, Task, World
-from gym.trajectory import AssistantTurn, ToolCall
 
 pytestmark = pytest.mark.docker
 

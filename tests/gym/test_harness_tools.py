@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from core.trajectory import ToolCall, ToolResult
 from gym.harness.config import HarnessConfig
 from gym.harness.toolbox import Toolbox
 from gym.sandbox import DockerSandbox
 from gym.tasks import Limits, Task
-from gym.trajectory import ToolCall, ToolResult
 
 pytestmark = pytest.mark.docker
 

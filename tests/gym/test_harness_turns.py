@@ -10,11 +10,11 @@ import datetime as dt
 
 import torch
 
+from core.trajectory import AssistantTurn
 from gym.harness import HarnessConfig, run_episode
 from gym.models.engine import Engine
 from gym.policies.hf import HFPolicy
 from gym.tasks import AgentIdentity, Limits, Task, World
-from gym.trajectory import AssistantTurn
 from trainer.toy import build_toy_model
 
 WORLD = World(name="w", company="Acme", date=dt.date(2025, 3, 14),
@@ -76,7 +76,7 @@ async def test_the_time_limit_keeps_the_partial_turn_of_a_local_model(tmp_path):
 async def test_a_call_with_ten_thousand_arguments_is_one_short_error(tmp_path):
     import json
 
-    from gym.trajectory import ToolCall
+    from core.trajectory import ToolCall
 
     huge = ToolCall(id="c1", name="bash", arguments=json.dumps({f"arg{i}": i for i in range(10_000)}))
     policy = Scripted([AssistantTurn(tool_calls=[huge]), AssistantTurn(content="done")])

@@ -14,7 +14,7 @@ import threading
 import pytest
 import torch
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
 from gym.models.engine import Engine
 from gym.models.sampling import SamplingParams
 from trainer.loss import token_logprobs

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from gym.errors import ConfigError, PolicyError
+from core.errors import ConfigError, PolicyError
+from core.trajectory import Message
 from gym.models.engine import Engine
 from gym.models.sampling import SamplingParams
 from gym.models.store import BUNDLED, bundled_gguf, import_gguf, resolve_model
 from gym.policies.hf import HFPolicy
-from gym.trajectory import Message
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,11 +106,11 @@ async def test_a_rollout_of_a_bundled_task_with_the_bundled_model(docker_image):
 
 
 def test_smollm2_as_a_local_judge_gives_a_verdict_or_an_item_error(tmp_path, smollm2):
+    from core.trajectory import Trajectory
     from grader.judge import Judge, JudgeConfig
     from grader.probe import StaticProbe
     from grader.rubric import Rubric
     from grader.score import grade
-    from gym.trajectory import Trajectory
 
     rubric = Rubric.model_validate({"task": "w/t", "items": [
         {"id": "polite", "description": "The reply is polite", "kind": "judge", "points": 2,

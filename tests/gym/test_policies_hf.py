@@ -11,6 +11,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from core.trajectory import Message
 from gym.harness import HarnessConfig, run_episode
 from gym.harness.atomic import ATOMIC_TOOLS
 from gym.models.engine import Engine
@@ -18,7 +19,6 @@ from gym.policies import make_policy
 from gym.policies.chat_render import render_prompt_ids
 from gym.sandbox import DockerSandbox
 from gym.tasks import AgentIdentity, Limits, Task, World
-from gym.trajectory import Message
 
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
 # A Qwen-like template: tools in the system turn, calls as <tool_call> JSON, results as `tool` turns.

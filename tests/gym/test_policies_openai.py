@@ -6,13 +6,13 @@ import datetime as dt
 
 import pytest
 
-from gym.errors import PolicyError
+from core.errors import PolicyError
+from core.trajectory import Message
 from gym.harness import HarnessConfig, run_episode
 from gym.policies import make_policy
 from gym.policies.base import ContextLimitExceeded
 from gym.sandbox import DockerSandbox
 from gym.tasks import AgentIdentity, Task, World
-from gym.trajectory import Message
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 WORLD = World(name="w", company="Acme Corp", date=dt.date(2025, 3, 14),
@@ -137,7 +137,7 @@ def test_a_model_name_is_required(monkeypatch):
 
 
 async def test_tool_choice_first_asks_for_a_call_on_the_first_turn_only():
-    from gym.trajectory import ToolCall
+    from core.trajectory import ToolCall
 
     tool = {"type": "function", "function": {"name": "db.query", "description": "SQL", "parameters": {}}}
     with FakeOpenAI(lambda request: Reply.text("ok")) as server:

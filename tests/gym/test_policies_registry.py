@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from gym.errors import PolicyError, TaskError
+from core.errors import PolicyError, TaskError
+from core.trajectory import Message, ToolCall
 from gym.policies import Policy, make_policy, policy_names
 from gym.policies.oracle import OraclePolicy, load_solution
 from gym.tasks import Task
-from gym.trajectory import Message, ToolCall
 
 TOOLS = [{"type": "function", "function": {"name": name, "description": "", "parameters": {}}}
          for name in ("bash", "chat.post_message")]

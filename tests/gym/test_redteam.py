@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from core.trajectory import Trajectory
 from grader import grade_task
 from grader.grade import Grade
 from grader.probe import SandboxProbe
@@ -24,7 +25,6 @@ from gym.policies.attacks import LINGER_MARKER, MARKERS, AttackPolicy
 from gym.policies.oracle import OraclePolicy
 from gym.sandbox.launch import start_task_sandbox
 from gym.tasks import load_task, world_of
-from gym.trajectory import Trajectory
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASK = Path(__file__).resolve().parents[2] / "tasks" / "acme" / "manager-question"

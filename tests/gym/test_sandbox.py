@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gym.errors import SandboxError
+from core.errors import SandboxError
 from gym.sandbox import DockerSandbox, SandboxLimits
 from gym.sandbox.docker_client import LABEL, client
 from gym.sandbox.overlay import overlay_tar

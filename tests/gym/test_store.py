@@ -11,11 +11,11 @@ import textwrap
 
 import pytest
 
+from core.errors import StoreError
+from core.trajectory import AssistantTurn, Step, Trajectory
 from grader.grade import Grade, ItemResult
-from gym.errors import StoreError
 from gym.sandbox.owner import owner_label
 from gym.store import ItemResultRow, Store, resolve_url
-from gym.trajectory import AssistantTurn, Step, Trajectory
 
 TASK = "demo/hello"
 

@@ -31,9 +31,9 @@ TEMPLATE = (
 
 def prompt_messages(task: Any, world: Any) -> tuple[list[Any], list[dict[str, Any]]]:
     """The first prompt the harness sends for `task` when no MCP server runs (atomic tools only)."""
+    from core.trajectory import Message
     from gym.harness.atomic import ATOMIC_TOOLS
     from gym.harness.prompt import system_prompt
-    from gym.trajectory import Message
 
     messages = [Message(role="system", content=system_prompt(task, world)), Message(role="user", content=task.prompt)]
     return messages, [spec.schema() for spec in ATOMIC_TOOLS.values()]

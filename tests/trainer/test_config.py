@@ -2,7 +2,7 @@
 
 import pytest
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.config import build_config, load_config
 from trainer.overrides import apply_overrides
 from trainer.registry import SOURCES, resolve

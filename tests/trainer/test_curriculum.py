@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.curriculum import Curriculum
 
 

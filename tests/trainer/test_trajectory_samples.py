@@ -2,8 +2,8 @@
 
 import pytest
 
-from gym.errors import PolicyError
-from gym.trajectory import AssistantTurn, Step, ToolCall, ToolResult, Trajectory
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, Step, ToolCall, ToolResult, Trajectory
 from trainer.rollouts.trajectory import trajectory_samples
 
 

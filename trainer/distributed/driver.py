@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.config import TrainConfig
 from trainer.learner import combine_stats
 from trainer.loop import GRPOTrainer

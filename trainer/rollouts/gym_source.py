@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.errors import ConfigError
 from grader.judge import JudgeOptions
-from gym.errors import ConfigError
 from trainer.rollouts.trajectory import trajectory_samples
 from trainer.samples import Group, Rollout
 from trainer.seeding import derive_seed

@@ -17,8 +17,8 @@ logprobs as two separate samples, but shares the prefix's compute.
 
 from __future__ import annotations
 
-from gym.errors import PolicyError
-from gym.trajectory import AssistantTurn, Trajectory
+from core.errors import PolicyError
+from core.trajectory import AssistantTurn, Trajectory
 from trainer.samples import Sample
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from core.trajectory import AssistantTurn, Message
 from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_token_ids
-from gym.trajectory import AssistantTurn, Message
 from trainer.samplers.base import Request
 from trainer.seeding import derive_seed
 

@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from gym.errors import ConfigError
+from core.errors import ConfigError
 from trainer.samplers.base import Completion, Request, WeightUpdate
 
 

@@ -10,10 +10,10 @@ from sqlalchemy.orm import selectinload
 from starlette.requests import Request
 from starlette.responses import Response
 
+from core.trajectory import Message, ToolCall, ToolResult, Trajectory
 from grader.grade import Grade, ItemResult
 from gym.dashboard.pages.common import ctx, not_found
 from gym.store import RolloutRow
-from gym.trajectory import Message, ToolCall, ToolResult, Trajectory
 
 # Where a final-state diff may be recorded (grade meta first, then trajectory meta).
 DIFF_KEYS = ("state_diff", "diff")

@@ -7,9 +7,9 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import Response
 
+from core.errors import TaskError
 from gym.dashboard import queries, svg
 from gym.dashboard.pages.common import ctx, not_found, page_number
-from gym.errors import TaskError
 from gym.tasks import Task, load_task
 
 CHART_ITEMS = 30  # the chart shows the most-failed items; the table below lists them all

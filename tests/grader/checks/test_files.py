@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from core.trajectory import AssistantTurn, Step, ToolCall, Trajectory
 from grader.checks import files, transcript
 from grader.checks.base import CheckContext
 from grader.probe import SandboxProbe
-from gym.trajectory import AssistantTurn, Step, ToolCall, Trajectory
 
 
 @pytest.fixture(scope="module")
