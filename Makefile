@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 EGYM := $(VENV)/bin/egym
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup docker images browser model test lint bench demo gc clean
+.PHONY: setup docker images browser model test test-fast lint bench demo gc clean
 
 setup: $(STAMP) docker images browser model
 
@@ -37,8 +37,13 @@ browser:
 test: images
 	$(PY) -m pytest -q
 
+# No Docker engine, image or bundled model needed: everything not marked docker, model or slow.
+test-fast:
+	$(PY) -m pytest -q -m "not docker and not model and not slow"
+
 lint:
-	$(VENV)/bin/ruff check gym grader trainer mcp_wrappers tests bench
+	$(VENV)/bin/ruff check core gym grader trainer mcp_wrappers tests bench
+	$(VENV)/bin/lint-imports
 
 bench: images
 	$(PY) bench/run.py

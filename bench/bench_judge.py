@@ -41,7 +41,7 @@ async def verdicts(store: Store, tasks: list, policy: str) -> list[dict]:
     req = BatchRequest(tasks=tasks, policy=policy, samples=1, concurrency=2, run_id=f"bench-judge-{policy}")
     result = await run_batch(store, req, LocalExecutor())
     out = []
-    for row in result.rows:
+    for row in store.list_rollouts(result.run_id, with_items=True):
         grade = row.grade_model()
         for item in grade.items if grade else []:
             if item.kind == "judge":
@@ -52,6 +52,9 @@ async def verdicts(store: Store, tasks: list, policy: str) -> list[dict]:
 
 def main() -> None:
     os.environ["EGYM_JUDGE_MODEL"] = JUDGE
+    # A verdict is a short JSON object; on 2 busy cores a 135M model needs minutes for a queue of long prompts.
+    os.environ.setdefault("EGYM_JUDGE_MAX_TOKENS", "96")
+    os.environ.setdefault("EGYM_JUDGE_TIMEOUT_S", "600")
     os.environ.pop("OPENAI_API_KEY", None)
     tasks = judge_tasks()
     started = time.perf_counter()
@@ -67,6 +70,8 @@ def main() -> None:
         "agreement_on_oracle": _rate([r for r in graded if r["expected"] == "pass"]),
         "agreement_on_null": _rate([r for r in graded if r["expected"] == "fail"]),
         "seconds": round(time.perf_counter() - started, 1),
+        "judge_max_tokens": int(os.environ["EGYM_JUDGE_MAX_TOKENS"]),
+        "judge_timeout_s": float(os.environ["EGYM_JUDGE_TIMEOUT_S"]),
         "items": rows,
     }
     print(json.dumps({k: v for k, v in result.items() if k != "items"}, indent=2))

@@ -50,7 +50,7 @@ def bindings(rubric: Rubric, index: int, seed_rows: SeedRows | None = None) -> l
     else:
         if seed_rows is None or spec.seed_query not in seed_rows:
             raise RubricError(
-                f"{where}: seed_query not resolved; grade with task= (or pass seed_rows from grader.seed.seed_rows)"
+                f"{where}: seed_query not resolved; grade with seeds= (gym.episode.TaskSeeds) or pass seed_rows"
             )
         values = seed_rows[spec.seed_query]
     name = spec.as_ or "value"

@@ -22,8 +22,9 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +41,13 @@ SYSTEM = (
 
 
 LOCAL_PREFIX = "hf:"
+
+
+class LocalGenerate(Protocol):
+    """Generates one reply with a local model by name; the runtime supplies it (the grader loads no models)."""
+
+    def __call__(self, name: str, messages: list[dict[str, Any]], *, temperature: float,
+                 max_tokens: int) -> Awaitable[str]: ...
 
 
 class SameModelError(JudgeError):
@@ -142,9 +150,11 @@ def _parse(content: str | None) -> dict[str, Any]:
 class Judge:
     """Asks judge models about items; shared by every grade in a process."""
 
-    def __init__(self, config: JudgeConfig | None = None, *, policy_model: str | None = None):
+    def __init__(self, config: JudgeConfig | None = None, *, policy_model: str | None = None,
+                 local: LocalGenerate | None = None):
         self.config = config or JudgeConfig.from_env()
         self.policy_model = policy_model
+        self.local = local  # answers `hf:NAME` judge models in-process (gym.models.judge_backend)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: Any = None  # openai.AsyncOpenAI, imported on first use (it takes ~1 s)
         self._semaphore: asyncio.Semaphore | None = None
@@ -251,30 +261,27 @@ class Judge:
         return (message.content if message else None), (getattr(message, "refusal", None) if message else None)
 
     async def _local(self, request: dict[str, Any]) -> tuple[str | None, str | None]:
-        """(content, None) from a local model through the shared engine (`hf:NAME`)."""
-        from gym.models.engine import Engine
-        from gym.models.sampling import SamplingParams
-        from gym.models.store import resolve_model
-
+        """(content, None) from a local model (`hf:NAME`), through the backend the runtime gave us."""
         name = request["model"].removeprefix(LOCAL_PREFIX)
+        if self.local is None:
+            raise JudgeError(f"local judge '{name}': this process has no local model backend "
+                             "(build the judge with gym.episode.make_judge)")
+        # Small local models ignore response_format: the schema goes into the prompt instead.
+        last = request["messages"][-1]
+        schema = json.dumps(request["response_format"]["json_schema"]["schema"]["properties"])
+        messages = [*request["messages"][:-1], {**last, "content": f"{last['content']}\n\nAnswer with one JSON object: {schema}"}]
         try:
-            engine = await asyncio.to_thread(Engine.shared, str(resolve_model(name)))
-        except Exception as exc:  # noqa: BLE001 - a judge that cannot load is a judge error
-            raise JudgeError(f"local judge '{name}': {exc}") from None
-        messages = [*request["messages"][:-1], {**request["messages"][-1], "content": request["messages"][-1][
-            "content"] + "\n\nAnswer with one JSON object: " + json.dumps(request["response_format"][
-                "json_schema"]["schema"]["properties"])}]
-        prompt = engine.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        ids = engine.tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        params = SamplingParams(temperature=request["temperature"], max_new_tokens=request["max_tokens"])
-        try:
-            generation = await asyncio.wait_for(asyncio.wrap_future(engine.submit(ids, params).future),
-                                                self.config.timeout_s)
+            content = await asyncio.wait_for(
+                self.local(name, messages, temperature=request["temperature"], max_tokens=request["max_tokens"]),
+                self.config.timeout_s,
+            )
         except TimeoutError:
             raise JudgeError(f"local judge '{name}' took over {self.config.timeout_s:g}s") from None
-        except Exception as exc:  # noqa: BLE001
+        except JudgeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a local model that fails is a judge error
             raise JudgeError(f"local judge '{name}': {exc}") from None
-        return engine.tokenizer.decode(generation.token_ids, skip_special_tokens=True), None
+        return content, None
 
     def _cache_path(self, key: str) -> Path | None:
         return self.config.cache_dir / key[:2] / f"{key}.json" if self.config.cache_dir else None

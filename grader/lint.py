@@ -1,22 +1,16 @@
-"""`egym lint`: every task and rubric checked without starting anything.
+"""Rubric lint without starting anything (`egym lint` runs it with gym.lint's task checks).
 
-Rubrics: schema, unique ids, a positive total, checks that import, args that fit
-the check's signature, placeholders that are bound (for literal expansions), a
-task for every rubric and a rubric for every task. Tasks: the task/world YAML
-models, seed files present, the reference solution present.
-
-A folder is searched for `task.yaml`/`world.yaml` files and for rubric `*.json`
-files; JSON inside task/world folders (chat seeds), `*.schema.json` and files
-under a `data/` folder (values files) are not rubrics.
+Schema, unique ids, a positive total, checks that import, args that fit the
+check's signature, placeholders that are bound (for literal expansions), and a
+task for every rubric.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.errors import EgymError, RubricError, TaskError
+from core.errors import RubricError
 from grader.checks import resolve, signature_problem
 from grader.expand import expand_item
 from grader.loader import Problem, check_rubric
@@ -34,69 +28,6 @@ class LintReport:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def _is_task_tree(path: Path, root: Path) -> bool:
-    return any((p / "task.yaml").is_file() or (p / "world.yaml").is_file() for p in [path.parent, *path.parent.parents] if p.is_relative_to(root))
-
-
-def discover(paths: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
-    """(task.yaml files, world.yaml files, rubric files) under the given paths."""
-    tasks, worlds, rubrics = [], [], []
-    for root in paths:
-        if root.is_file():
-            {"task.yaml": tasks, "world.yaml": worlds}.get(root.name, rubrics).append(root)
-            continue
-        tasks += sorted(root.rglob("task.yaml"))
-        worlds += sorted(root.rglob("world.yaml"))
-        rubrics += sorted(
-            p for p in root.rglob("*.json")
-            if not p.name.endswith(".schema.json") and "data" not in p.relative_to(root).parts[:-1]
-            and not _is_task_tree(p, root)
-        )
-    return tasks, worlds, rubrics
-
-
-_WHERE = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*): (.+)$")
-
-
-def task_problem(file: Path, exc: EgymError) -> Problem:
-    """A TaskError ('path: where: msg') as a Problem with a JSON-path-like location."""
-    text = str(exc)
-    for prefix in (f"{file}: ", f"{file.parent}: "):
-        text = text.removeprefix(prefix)
-    match = _WHERE.match(text)
-    return Problem(str(file), f"$.{match.group(1)}", match.group(2)) if match else Problem(str(file), "$", text)
-
-
-def lint_task(file: Path, report: LintReport) -> None:
-    from gym.sandbox.overlay import overlay_tar
-    from gym.tasks import load_task
-
-    report.tasks += 1
-    try:
-        task = load_task(file.parent)
-        overlay_tar((task.seed, task.path))
-    except TaskError as exc:
-        report.problems.append(task_problem(file, exc))
-        return
-    if not (task.path / task.solution).exists():
-        report.problems.append(Problem(str(file), "$.solution", f"reference solution '{task.solution}' not found"))
-    repo = file.resolve().parent.parent.parent
-    rubric = repo / "rubrics" / task.world / f"{task.id}.json"
-    if (repo / "rubrics").is_dir() and not rubric.is_file():
-        report.problems.append(Problem(str(file), "$.id", f"no rubric for this task (expected {rubric})"))
-
-
-def lint_world(file: Path, report: LintReport) -> None:
-    from gym.sandbox.overlay import overlay_tar
-    from gym.tasks import load_world
-
-    try:
-        world = load_world(file.parent)
-        overlay_tar((world.seed, world.path))
-    except TaskError as exc:
-        report.problems.append(task_problem(file, exc))
 
 
 def _item_problems(rubric: Rubric, index: int, file: str) -> list[Problem]:
@@ -162,18 +93,3 @@ def _rubric_has_task(file: Path, rubric: Rubric, report: LintReport) -> None:
         report.problems.append(Problem(str(file), "$.task", f"no task {rubric.task!r} (expected {tasks / world / task_id / 'task.yaml'})"))
 
 
-def lint(paths: list[str | Path]) -> LintReport:
-    """Check every task, world and rubric under `paths`; never raises for bad files."""
-    report = LintReport()
-    roots = [Path(p) for p in paths]
-    for root in roots:
-        if not root.exists():
-            report.problems.append(Problem(str(root), "$", "no such file or folder"))
-    tasks, worlds, rubrics = discover([r for r in roots if r.exists()])
-    for file in worlds:
-        lint_world(file, report)
-    for file in tasks:
-        lint_task(file, report)
-    for file in rubrics:
-        lint_rubric(file, report)
-    return report

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import importlib.resources
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from pydantic import ValidationError
 from core.errors import RubricError
 from grader.rubric import Rubric
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "rubrics" / "schema" / "rubric.schema.json"
+# Package data, so an installed grader finds it wherever it lives.
+SCHEMA = importlib.resources.files("grader") / "schema" / "rubric.schema.json"
 
 
 @dataclass(frozen=True)
@@ -41,9 +43,9 @@ class Problem:
 @functools.cache
 def validator() -> jsonschema.protocols.Validator:
     try:
-        schema = json.loads(SCHEMA_PATH.read_text())
+        schema = json.loads(SCHEMA.read_text())
     except (OSError, ValueError) as exc:
-        raise RubricError(f"{SCHEMA_PATH}: cannot read the rubric schema ({exc}); reinstall from the repository") from None
+        raise RubricError(f"{SCHEMA}: cannot read the rubric schema ({exc}); reinstall from the repository") from None
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)

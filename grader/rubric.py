@@ -1,6 +1,6 @@
 """Rubric models: what a rubric JSON file holds, after schema validation.
 
-The JSON Schema (rubrics/schema/rubric.schema.json) is the authority on what a
+The JSON Schema (grader/schema/rubric.schema.json) is the authority on what a
 file may contain and produces the error messages with JSON paths; these
 pydantic models are the typed view the grader works with. Load files with
 `grader.loader.load_rubric`, never by calling `Rubric.model_validate` on raw

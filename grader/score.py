@@ -26,6 +26,8 @@ from grader.grade import Grade, ItemResult, Verdict
 from grader.judge import Judge, combine
 from grader.probe import Probe
 from grader.rubric import Item, JudgeItem, PythonItem, Rubric
+from grader.seed import SeedSource
+from grader.seed import seed_rows as resolve_seed_rows
 
 EVIDENCE_LIMIT = 300
 
@@ -126,15 +128,13 @@ async def grade_async(
     trajectory: Trajectory | None = None,
     *,
     judge: Judge | None = None,
-    task: Any | None = None,
+    seeds: SeedSource | None = None,
     seed_rows: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> Grade:
-    """Grade a final state. `task` (a gym.tasks.Task) lets `seed_query` expansions resolve (cached)."""
+    """Grade a final state. `seeds` (the task's seed) lets `seed_query` expansions resolve (cached)."""
     started = time.monotonic()
-    if seed_rows is None and rubric.seed_queries():
-        from grader.seed import seed_rows as resolve_seed_rows
-
-        seed_rows = await asyncio.to_thread(resolve_seed_rows, rubric, task) if task is not None else None
+    if seed_rows is None and rubric.seed_queries() and seeds is not None:
+        seed_rows = await asyncio.to_thread(resolve_seed_rows, rubric, seeds)
     items = expand_items(rubric, seed_rows)
     results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric)
     pending = {i: ev for i, ev in evidence.items() if isinstance(ev, str)}

@@ -9,13 +9,11 @@ the batch runner records the rollout as failed.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,11 +21,11 @@ from core.errors import ConfigError, EgymError
 from core.trajectory import Step, Trajectory
 from grader.grade import Grade
 from grader.judge import JudgeOptions
+from gym.harness.config import HarnessConfig
 
 StepCallback = Callable[[Step], None]
 RolloutFn = Callable[["RolloutSpec"], Awaitable["RolloutOutcome"]]
 DEFAULT_ROLLOUT_FN = "gym.rollout:run_rollout"
-S = TypeVar("S")
 
 
 class RolloutSpec(BaseModel):
@@ -43,7 +41,7 @@ class RolloutSpec(BaseModel):
     policy: str = Field(description="Policy name or `module:function` (see gym.policies.make_policy).")
     model: str | None = Field(None, description="Model name for model-backed policies.")
     policy_options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword options for the policy.")
-    harness: dict[str, Any] = Field(default_factory=dict, description="gym.harness.HarnessConfig fields to override.")
+    harness: HarnessConfig = Field(default_factory=HarnessConfig, description="The command's harness settings.")
     judge: JudgeOptions = Field(default_factory=JudgeOptions, description="The command's judge settings.")
 
 
@@ -81,34 +79,6 @@ def resolve_rollout_fn(ref: str | RolloutFn | None) -> RolloutFn:
     return fn
 
 
-async def start_sandbox(start: Callable[[], S]) -> S:
-    """Run a blocking sandbox start in a thread; if we are cancelled meanwhile, the sandbox is still closed.
-
-    Without this, a Ctrl-C during the (sub-second) start leaves a container the
-    thread finishes creating after the coroutine is gone.
-    """
-    lock, state = threading.Lock(), {"cancelled": False, "sandbox": None}
-
-    def guarded() -> S:
-        sandbox = start()
-        with lock:
-            if state["cancelled"]:
-                sandbox.close()
-            else:
-                state["sandbox"] = sandbox
-        return sandbox
-
-    try:
-        return await asyncio.to_thread(guarded)
-    except asyncio.CancelledError:
-        with lock:
-            state["cancelled"] = True
-            orphan = state["sandbox"]
-        if orphan is not None:
-            orphan.close()
-        raise
-
-
 def describe_error(exc: BaseException) -> str:
     """One line for the store: the type, the message, and where it happened when it is not ours."""
     if isinstance(exc, EgymError):
@@ -120,31 +90,21 @@ def describe_error(exc: BaseException) -> str:
 
 async def run_rollout(spec: RolloutSpec, *, on_step: StepCallback | None = None) -> RolloutOutcome:
     """Sandbox -> harness -> grader for one (task, sample); the sandbox is always removed."""
-    from grader import grade_task
-    from gym.harness import HarnessConfig, run_episode
+    from gym.episode import open_episode
     from gym.policies import make_policy
-    from gym.sandbox.launch import start_task_sandbox
-    from gym.tasks import load_task, world_of
+    from gym.tasks import load_task
 
     started = time.monotonic()
     outcome = RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample)
-    sandbox = None
     try:
         task = load_task(spec.task_path)
-        world = world_of(task)
-        config = HarnessConfig.model_validate(spec.harness)
         policy = make_policy(spec.policy, task=task, **_model_option(spec))
-        sandbox = await start_sandbox(
-            lambda: start_task_sandbox(task, world=world, run_id=spec.run_id, rollout_id=spec.rollout_id)
-        )
-        outcome.trajectory = await run_episode(sandbox, task, world, policy, config, on_step=on_step)
-        outcome.grade = await grade_task(task, sandbox, outcome.trajectory, judge_options=spec.judge)
+        async with open_episode(task, run_id=spec.run_id, rollout_id=spec.rollout_id) as episode:
+            outcome.trajectory = await episode.play(policy, spec.harness, on_step=on_step)
+            outcome.grade = await episode.grade(outcome.trajectory, judge_options=spec.judge)
         outcome.passed = passed(outcome.grade, task.pass_threshold)
     except Exception as exc:  # noqa: BLE001 - becomes the rollout's recorded error
         outcome.error = describe_error(exc)
-    finally:
-        if sandbox is not None:
-            await asyncio.to_thread(sandbox.close)
     outcome.seconds = time.monotonic() - started
     return outcome
 

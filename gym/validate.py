@@ -24,7 +24,7 @@ from core.trajectory import Trajectory
 from grader.grade import Grade, ItemResult
 from gym.batch.report import fmt_points
 from gym.policies.cheats import CHEATS
-from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, run_rollout, start_sandbox
+from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, run_rollout
 from gym.tasks import Task
 
 EPS = 1e-9
@@ -95,22 +95,19 @@ def baseline_ok_ids(task: Task) -> set[str]:
     from grader.expand import expand_items
     from grader.loader import load_rubric, rubric_for_task
     from grader.seed import seed_rows
+    from gym.episode import TaskSeeds
 
     rubric = load_rubric(rubric_for_task(task))
-    rows = seed_rows(rubric, task) if rubric.seed_queries() else None
+    rows = seed_rows(rubric, TaskSeeds(task)) if rubric.seed_queries() else None
     return {item.id for item in expand_items(rubric, rows) if item.baseline_ok}
 
 
 async def grade_untouched(task: Task) -> Grade:
     """Grade a fresh sandbox of the task before anyone acts (an empty transcript)."""
-    from grader import grade_task
-    from gym.sandbox.launch import start_task_sandbox
+    from gym.episode import open_episode
 
-    sandbox = await start_sandbox(lambda: start_task_sandbox(task, run_id="validate"))
-    try:
-        return await grade_task(task, sandbox, Trajectory(task=task.key, policy="baseline"))
-    finally:
-        await asyncio.to_thread(sandbox.close)
+    async with open_episode(task, run_id="validate") as episode:
+        return await episode.grade(Trajectory(task=task.key, policy="baseline"))
 
 
 async def _rollout(task: Task, policy: str, opts: ValidateOptions) -> RolloutOutcome:
@@ -202,9 +199,9 @@ async def validate_tasks(
     tasks: list[Task], opts: ValidateOptions, *, console: Console | None = None
 ) -> list[TaskReport]:
     """Validate every task (rollouts bounded by `opts.concurrency`), in task order."""
-    from grader import default_judge
+    from gym.episode import make_judge
 
-    with_judge = default_judge() is not None
+    with_judge = make_judge() is not None
     if console and not with_judge:
         console.print("[yellow]no judge model configured[/]: judge items are left out of validation")
     limit = asyncio.Semaphore(max(1, opts.concurrency))

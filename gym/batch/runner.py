@@ -15,11 +15,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.owner import owner_label
 from grader.judge import JudgeOptions
 from gym.batch.executors import Executor
 from gym.batch.progress import BatchProgress, NullProgress
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error
-from gym.sandbox.owner import owner_label
 from gym.store import RolloutRow, Store
 from gym.tasks import Task
 

@@ -6,11 +6,11 @@ from typing import Any
 
 from rich.console import Console
 
+from core.owner import owner_label
 from core.trajectory import Step
 from grader.judge import JudgeOptions
 from gym.batch.view import header, render_step, rubric_table, section_table
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, resolve_rollout_fn, run_rollout
-from gym.sandbox.owner import owner_label
 from gym.store import RolloutRow, Store
 from gym.tasks import Task
 

@@ -17,7 +17,7 @@ def lint(
     paths: list[Path] = typer.Argument(None, help="Task/world/rubric files or folders (default: tasks rubrics)."),
 ) -> None:
     """Check every task and rubric: schema, check references, argument names, ids, points, evidence."""
-    from grader.lint import lint as run_lint
+    from gym.lint import lint as run_lint
 
     roots = paths or [p for p in (Path("tasks"), Path("rubrics")) if p.exists()]
     if not roots:
@@ -47,10 +47,10 @@ def grade(
     import asyncio
 
     from core.errors import StoreError
-    from grader import default_judge
     from grader.judge import JudgeOptions
     from grader.loader import load_rubric
-    from grader.regrade import replay_and_grade, replay_differences
+    from gym.episode import make_judge
+    from gym.regrade import replay_and_grade, replay_differences
     from gym.rollout import passed
     from gym.store import Store
     from gym.tasks import load_task
@@ -62,7 +62,7 @@ def grade(
         raise StoreError(f"rollout {row.id} has no stored trajectory (status {row.status}): nothing to replay")
     world, _, task_id = row.task.partition("/")
     task = load_task(tasks / world / task_id)
-    judge = default_judge(trajectory.model, JudgeOptions(allow_same_model=judge_same_model))
+    judge = make_judge(trajectory.model, JudgeOptions(allow_same_model=judge_same_model))
     old = row.grade_model()
     new, replayed = asyncio.run(replay_and_grade(
         task, trajectory, rubric=load_rubric(rubric) if rubric else None, judge=judge))

@@ -16,8 +16,7 @@ The loop keeps working on the compacted list, so later turns build on it;
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,14 +34,6 @@ DIGEST_HEADER = "Earlier steps of this session, oldest first:"
 
 class ContextOverflow(ContextLimitExceeded):
     """The system prompt, task and latest turn alone exceed the budget."""
-
-
-def estimate_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """About four characters per token: the counter when the policy has no tokenizer."""
-    chars = sum(len(m.content) + 8 + sum(len(c.name) + len(c.arguments) + 16 for c in m.tool_calls)
-                for m in messages)
-    chars += len(json.dumps(list(tools))) if tools else 0
-    return chars // 4 + 1
 
 
 @dataclass(frozen=True)

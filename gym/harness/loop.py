@@ -14,9 +14,9 @@ import time
 import traceback
 from collections.abc import Callable
 
-from core.trajectory import AssistantTurn, Message, Step, Trajectory
+from core.trajectory import AssistantTurn, Message, Step, Trajectory, estimate_tokens
 from gym.harness.config import HarnessConfig
-from gym.harness.context import ContextManager, estimate_tokens
+from gym.harness.context import ContextManager
 from gym.harness.prompt import system_prompt
 from gym.harness.toolbox import Toolbox
 from gym.policies.base import ContextLimitExceeded, CountsTokens, Policy, Summarizes

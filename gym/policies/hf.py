@@ -35,7 +35,7 @@ class HFPolicy:
         """Sampling defaults to the model's generation_config, else temperature 0.7 and top_p 0.95.
 
         `seed`: each turn's randomness derives from it (reproducible episodes given the same tool outputs).
-        `constrained`: a tool call, once started, is decoded under its JSON grammar (gym.models.constrained).
+        `constrained`: a tool call, once started, is decoded under its JSON grammar (gym.policies.constrained).
         `tool_choice`: "first" makes the first turn a tool call (OpenAI's "required", for one turn).
         `logits_processor`: (tokens so far, logits) -> logits, applied to every turn (tests script a model
         with it); the logprobs stay those of the model itself.
@@ -75,7 +75,7 @@ class HFPolicy:
         processor = self.logits_processor
         required = self.tool_choice == "first" and not any(m.tool_calls for m in messages)
         if processor is None and tools and (self.constrained or required):
-            from gym.models.constrained import tool_call_processor
+            from gym.policies.constrained import tool_call_processor
 
             processor = tool_call_processor(self.tokenizer, tools, self.stop_ids, required=required)
         # Under a grammar the processor ends the turn after a call; otherwise stop at the closing tag.

@@ -21,8 +21,7 @@ from typing import Any, Literal
 import openai
 
 from core.errors import PolicyError
-from core.trajectory import AssistantTurn, Message, ToolCall
-from gym.harness.context import estimate_tokens
+from core.trajectory import AssistantTurn, Message, ToolCall, estimate_tokens
 from gym.policies.base import ContextLimitExceeded
 
 CONTEXT_ERRORS = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)

@@ -20,9 +20,9 @@ from pathlib import PurePosixPath
 import docker.errors
 
 from core.errors import SandboxError
+from core.owner import owner_label
 from gym.sandbox.base import ExecResult
 from gym.sandbox.docker_client import DEFAULT_IMAGE, LABEL, client, require_image
-from gym.sandbox.owner import owner_label
 from gym.sandbox.privilege import AGENT, UIDS, privileged_command
 from gym.sandbox.stdio import DockerStdio
 

@@ -1,4 +1,9 @@
-"""Start the sandbox for a task: the world's seeded image, plus the task's own overlay.
+"""The sandbox lifecycle, written once: start a task's sandbox, hand it out, always remove it.
+
+`task_sandbox(task)` is the only place a task's container is started and closed;
+gym.episode.open_episode enters it for every rollout, replay, validation and
+seed-query expansion. The sandbox is the world's seeded image plus the task's
+own overlay.
 
 The world seed (schema, data, chat history, documents) is baked into an image
 `egym/world-<name>:<digest>` once, so a rollout starts in well under a second
@@ -8,12 +13,18 @@ and every seed byte, so editing the seed makes a new image.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import fcntl
 import hashlib
 import io
 import json
 import tempfile
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TypeVar
 
 import docker.errors
 
@@ -22,6 +33,8 @@ from gym.sandbox.docker_client import DEFAULT_IMAGE, client, require_image
 from gym.sandbox.docker_sandbox import DockerSandbox, SandboxLimits
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import Task, World, world_of
+
+S = TypeVar("S")
 
 WORLD_DOCKERFILE = """\
 FROM {base}
@@ -88,3 +101,47 @@ def start_task_sandbox(
     return DockerSandbox.start(
         image, apps=tuple(task.apps), overlay=overlay, run_id=run_id, rollout_id=rollout_id, limits=limits
     )
+
+
+@contextlib.contextmanager
+def task_sandbox(task: Task, *, run_id: str = "adhoc", rollout_id: str | None = None,
+                 world: World | None = None) -> Iterator[DockerSandbox]:
+    """A started sandbox of `task`, removed on exit whatever happened inside."""
+    sandbox = start_task_sandbox(task, world=world, run_id=run_id, rollout_id=rollout_id)
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+
+
+@contextlib.asynccontextmanager
+async def in_worker_thread(manager: AbstractContextManager[S]) -> AsyncIterator[S]:
+    """Enter and exit a blocking sandbox context manager (`task_sandbox`) in worker threads, from async code.
+
+    If we are cancelled while the (sub-second) start runs, the thread still exits
+    what it entered: a Ctrl-C never leaves a container behind.
+    """
+    lock, state = threading.Lock(), {"abandoned": False, "entered": False}
+
+    def enter() -> S:
+        sandbox = manager.__enter__()
+        with lock:
+            orphaned = state["abandoned"]
+            state["entered"] = not orphaned
+        if orphaned:
+            manager.__exit__(None, None, None)
+        return sandbox
+
+    try:
+        sandbox = await asyncio.to_thread(enter)
+    except asyncio.CancelledError:
+        with lock:
+            state["abandoned"] = True
+            entered = state["entered"]
+        if entered:
+            manager.__exit__(None, None, None)
+        raise
+    try:
+        yield sandbox
+    finally:
+        await asyncio.to_thread(manager.__exit__, None, None, None)

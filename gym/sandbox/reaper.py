@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import docker.errors
 
+from core.owner import owner_alive
 from gym.sandbox.docker_client import LABEL, client
-from gym.sandbox.owner import owner_alive
 
 
 def reap(*, everything: bool = False, run_id: str | None = None) -> list[str]:

@@ -25,9 +25,9 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from core.errors import StoreError
+from core.owner import owner_alive
 from core.trajectory import Trajectory
 from grader.grade import Grade
-from gym.sandbox.owner import owner_alive
 from gym.store.models import Base, ItemResultRow, RolloutRow, RunRow, _now, new_id
 
 __all__ = ["Base", "ItemResultRow", "RolloutRow", "RunRow", "Store", "new_id", "resolve_url"]

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from grader.lint import lint
 from gym.cli import app
+from gym.lint import lint
 from tests.grader.test_loader import json_values
 
 REPO = Path(__file__).resolve().parents[2]

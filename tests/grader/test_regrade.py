@@ -46,24 +46,19 @@ def repo(tmp_path) -> Path:
 
 def _stored_oracle_rollout(repo: Path, store_url: str) -> str:
     """Run the oracle for real (sandbox, harness, grader) and record it in a store, as a batch would."""
-    from grader import grade_task
-    from gym.harness import run_episode
+    from gym.episode import open_episode
     from gym.policies.oracle import OraclePolicy
-    from gym.sandbox.launch import start_task_sandbox
     from gym.store import Store
-    from gym.tasks import load_task, world_of
+    from gym.tasks import load_task
 
     task = load_task(repo / "tasks" / "gt" / "t1")
 
-    async def episode():
-        sandbox = start_task_sandbox(task, run_id="pytest-regrade")
-        try:
-            trajectory = await run_episode(sandbox, task, world_of(task), OraclePolicy(task))
-            return trajectory, await grade_task(task, sandbox, trajectory)
-        finally:
-            sandbox.close()
+    async def oracle_episode():
+        async with open_episode(task, run_id="pytest-regrade") as episode:
+            trajectory = await episode.play(OraclePolicy(task))
+            return trajectory, await episode.grade(trajectory)
 
-    trajectory, grade = asyncio.run(episode())
+    trajectory, grade = asyncio.run(oracle_episode())
     assert str(grade) == "2/2", grade.summary()
     store = Store(store_url)
     run = store.create_run(policy="oracle", tasks=[task.key])
@@ -72,6 +67,7 @@ def _stored_oracle_rollout(repo: Path, store_url: str) -> str:
     return row.id
 
 
+@pytest.mark.docker
 def test_egym_grade_replays_and_regrades_with_the_edited_rubric(repo, docker_image, monkeypatch):
     store_url = str(repo / "runs.db")
     rollout = _stored_oracle_rollout(repo, store_url)

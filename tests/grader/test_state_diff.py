@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from grader.chatstate import ChatPost, ChatSnapshot
 from grader.state_diff import chat_lines, file_lines, state_diff
 from gym.sandbox import DockerSandbox
@@ -22,6 +24,7 @@ grant usage on sequence tickets_id_seq to agent;
 """
 
 
+@pytest.mark.docker
 def test_the_diff_shows_rows_files_and_nothing_from_the_seed(docker_image, tmp_path: Path):
     (tmp_path / "seed.sql").write_text(SEED)
     (tmp_path / "ws").mkdir()

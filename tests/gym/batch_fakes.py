@@ -10,6 +10,7 @@ the runner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,8 @@ import yaml
 
 from core.trajectory import AssistantTurn, Message, Step, Trajectory
 from grader.grade import Grade, ItemResult
-from gym.rollout import RolloutOutcome, RolloutSpec, start_sandbox
+from gym.rollout import RolloutOutcome, RolloutSpec
+from gym.sandbox.launch import in_worker_thread
 
 IMAGE = "egym/world:latest"
 
@@ -50,14 +52,17 @@ async def sandbox_rollout(spec: RolloutSpec) -> RolloutOutcome:
 
     started = time.monotonic()
     delay = float(os.environ.get("EGYM_FAKE_DELAY", "0"))
-    sandbox = await start_sandbox(
-        lambda: DockerSandbox.start(IMAGE, run_id=spec.run_id, rollout_id=spec.rollout_id)
-    )
-    try:
+    @contextlib.contextmanager
+    def plain_sandbox():
+        sandbox = DockerSandbox.start(IMAGE, run_id=spec.run_id, rollout_id=spec.rollout_id)
+        try:
+            yield sandbox
+        finally:
+            sandbox.close()
+
+    async with in_worker_thread(plain_sandbox()) as sandbox:
         cmd = f"sleep {delay}; echo sample-{spec.sample} > /workspace/out && cat /workspace/out"
         result = await asyncio.to_thread(sandbox.exec, cmd, timeout=60)
-    finally:
-        await asyncio.to_thread(sandbox.close)
     answer = result.output.strip()
     grade = fake_grade(spec.task, known_score(spec.sample))
     return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,

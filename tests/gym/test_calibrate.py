@@ -82,6 +82,7 @@ async def test_real_runs_with_known_success_rates_get_their_bands(tmp_path, dock
     assert store.run_stats(store.list_runs(kind="calibrate")[0].id)["done"] == 32
 
 
+@pytest.mark.docker
 def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path, {"pass-1": {}})
     args = ["calibrate", str(tasks_dir), "--policy", "known-rate", "--samples", "2", "--dry-run",
@@ -92,6 +93,7 @@ def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, doc
     assert "band:" not in (tasks_dir / "pass-1" / "task.yaml").read_text()
 
 
+@pytest.mark.docker
 def test_calibrate_refuses_to_write_a_band_from_too_few_samples(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path, {"pass-0": {}})
     args = ["calibrate", str(tasks_dir), "--policy", "known-rate", "--samples", "4", "--store",

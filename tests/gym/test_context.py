@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from core.trajectory import Message, ToolCall
+from core.trajectory import Message, ToolCall, estimate_tokens
 from gym.harness.config import ContextConfig
-from gym.harness.context import SUMMARY_NAME, ContextManager, ContextOverflow, estimate_tokens
+from gym.harness.context import SUMMARY_NAME, ContextManager, ContextOverflow
 
 TOOLS = [{"type": "function", "function": {"name": "bash", "description": "Run a command.",
                                            "parameters": {"type": "object", "properties": {}}}}]

@@ -111,6 +111,7 @@ def test_smollm2_as_a_local_judge_gives_a_verdict_or_an_item_error(tmp_path, smo
     from grader.probe import StaticProbe
     from grader.rubric import Rubric
     from grader.score import grade
+    from gym.models.judge_backend import generate_locally
 
     rubric = Rubric.model_validate({"task": "w/t", "items": [
         {"id": "polite", "description": "The reply is polite", "kind": "judge", "points": 2,
@@ -118,7 +119,7 @@ def test_smollm2_as_a_local_judge_gives_a_verdict_or_an_item_error(tmp_path, smo
         {"id": "says-42", "description": "Says 42", "kind": "python", "points": 1,
          "check": "transcript.final_answer_contains", "args": {"text": "42"}}]})
     trajectory = Trajectory(task="w/t", policy="p", final_answer="Thank you! The total is 42.")
-    judge = Judge(JudgeConfig(model="hf:smollm2", cache_dir=tmp_path / "cache", max_tokens=96))
+    judge = Judge(JudgeConfig(model="hf:smollm2", cache_dir=tmp_path / "cache", max_tokens=96), local=generate_locally)
     result = grade(rubric, StaticProbe(), trajectory, judge=judge)
     polite, says = result.items
     assert says.status == "pass"  # the deterministic item is graded whatever the judge does

@@ -98,6 +98,7 @@ def recomputed_logprobs(model, prompt_ids, token_ids, temperature):
     return torch.log_softmax(logits, -1).gather(-1, torch.tensor(token_ids)[:, None]).squeeze(-1).tolist()
 
 
+@pytest.mark.docker
 async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docker_image, tmp_path):
     model, tokenizer = tiny
     policy = make_policy("hf", model=Engine(model, tokenizer), temperature=0.8, max_new_tokens=48,

@@ -100,6 +100,7 @@ def test_no_input_raises(text):
         assert call.error is not None or isinstance(call.parsed_arguments(), dict)
 
 
+@pytest.mark.slow
 def test_deep_nesting_and_huge_input_do_not_raise():
     assert parse_tool_calls("[" * 100_000)[1] == []
     content, calls = parse_tool_calls("<tool_call>" + "[" * 5000 + "</tool_call>")

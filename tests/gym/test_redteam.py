@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 
 from core.trajectory import Trajectory
-from grader import grade_task
 from grader.grade import Grade
 from grader.probe import SandboxProbe
-from gym.harness import HarnessConfig, run_episode
+from gym.episode import open_episode
+from gym.harness import HarnessConfig
 from gym.policies.attacks import LINGER_MARKER, MARKERS, AttackPolicy
 from gym.policies.oracle import OraclePolicy
-from gym.sandbox.launch import start_task_sandbox
-from gym.tasks import load_task, world_of
+from gym.tasks import load_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASK = Path(__file__).resolve().parents[2] / "tasks" / "acme" / "manager-question"
@@ -48,12 +47,12 @@ def _root(sandbox, script: str) -> str:
 
 async def play(policy, *, before_grading=None) -> Played:
     task = load_task(TASK)
-    sandbox = await asyncio.to_thread(start_task_sandbox, task, run_id="pytest-redteam")
-    try:
-        trajectory = await run_episode(sandbox, task, world_of(task), policy, HarnessConfig())
+    async with open_episode(task, run_id="pytest-redteam") as episode:
+        sandbox = episode.sandbox
+        trajectory = await episode.play(policy, HarnessConfig())
         if before_grading is not None:
             await asyncio.to_thread(before_grading, sandbox)
-        grade = await grade_task(task, sandbox, trajectory)
+        grade = await episode.grade(trajectory)
         processes = _root(sandbox, f"/usr/bin/pgrep -a -u {sandbox.agent_uid} || true")
         markers = _root(sandbox, f"ls -A {MARKERS} 2>/dev/null || true").split()
         ready_ms = int(_root(sandbox, "cat /egym/baseline/ready_ms"))
@@ -65,8 +64,6 @@ async def play(policy, *, before_grading=None) -> Played:
                                       "nspname) FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%') AS schemas "
                                       "FROM pg_roles r WHERE rolname = 'agent'"))
         return Played(grade, trajectory, sandbox.agent_uid, markers, processes, posts, database)
-    finally:
-        await asyncio.to_thread(sandbox.close)
 
 
 def outcome(grade: Grade) -> dict[str, tuple[str, float]]:

@@ -26,24 +26,28 @@ def egym_containers(**labels: str) -> list:
     return client().containers.list(all=True, filters=filters)
 
 
+@pytest.mark.docker
 def test_postgres_answers_inside_the_sandbox(sandbox):
     result = sandbox.exec("psql -Atc 'select 6 * 7'")
     assert result.ok, result.output
     assert result.output.strip() == "42"
 
 
+@pytest.mark.docker
 def test_postgres_listens_on_the_unix_socket_only(sandbox):
     result = sandbox.exec("psql -h 127.0.0.1 -Atc 'select 1'")
     assert result.exit_code != 0
     assert "Connection refused" in result.output or "could not connect" in result.output
 
 
+@pytest.mark.docker
 def test_a_file_written_in_one_exec_is_read_in_the_next(sandbox):
     assert sandbox.exec("echo persisted > /workspace/note.txt").ok
     assert sandbox.exec("cat /workspace/note.txt").output == "persisted\n"
     assert sandbox.read_file("/workspace/note.txt") == b"persisted\n"
 
 
+@pytest.mark.docker
 def test_write_file_creates_folders_owned_by_the_agent(sandbox):
     sandbox.write_file("/workspace/deep/er/file.csv", b"a,b\n1,2\n")
     listing = sandbox.exec("stat -c '%U %n' /workspace/deep/er/file.csv").output
@@ -52,6 +56,7 @@ def test_write_file_creates_folders_owned_by_the_agent(sandbox):
         sandbox.read_file("/workspace/missing.txt")
 
 
+@pytest.mark.docker
 def test_a_command_past_its_timeout_is_killed_and_reported(sandbox):
     result = sandbox.exec("echo started; sleep 30; echo never", timeout=1)
     assert result.timed_out
@@ -60,12 +65,14 @@ def test_a_command_past_its_timeout_is_killed_and_reported(sandbox):
     assert "sleep 30" not in sandbox.exec("ps -eo args", user="root").output
 
 
+@pytest.mark.docker
 def test_exec_passes_user_cwd_and_env(sandbox):
     result = sandbox.exec("echo $(whoami) $(pwd) $GREETING", cwd="/tmp", env={"GREETING": "hi"})
     assert result.output.strip() == "agent /tmp hi"
     assert sandbox.exec("whoami", user="root").output.strip() == "root"
 
 
+@pytest.mark.docker
 def test_the_container_has_no_network(sandbox):
     assert sandbox.exec("getent hosts deb.debian.org").exit_code != 0
     connect = "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=3)\""
@@ -74,6 +81,7 @@ def test_the_container_has_no_network(sandbox):
     assert "unreachable" in result.output.lower()
 
 
+@pytest.mark.docker
 def test_the_agent_cannot_read_root_only_paths(sandbox):
     for cmd in ("cat /etc/shadow", "ls /egym", "ls /var/lib/postgresql/15/main"):
         result = sandbox.exec(cmd)
@@ -84,6 +92,7 @@ def test_the_agent_cannot_read_root_only_paths(sandbox):
     assert "Peer authentication failed" in sandbox.exec("psql -U postgres -c 'select 1'").output
 
 
+@pytest.mark.docker
 def test_a_fork_bomb_is_contained_by_the_pids_limit(docker_image):
     sb = DockerSandbox.start(docker_image, run_id="pytest-bomb", limits=SandboxLimits(pids=128))
     try:
@@ -98,6 +107,7 @@ def test_a_fork_bomb_is_contained_by_the_pids_limit(docker_image):
         assert fresh.exec("psql -Atc 'select 1'").output.strip() == "1"
 
 
+@pytest.mark.docker
 def test_two_sandboxes_do_not_see_each_others_writes(docker_image):
     with DockerSandbox.start(docker_image, run_id="pytest") as a, DockerSandbox.start(docker_image, run_id="pytest") as b:
         assert a.exec("echo mine > /workspace/a.txt && psql -c 'create table only_in_a(x int)'", user="agent").exit_code in (0, 1)
@@ -116,6 +126,7 @@ def read_line(stream) -> bytes:
     return data
 
 
+@pytest.mark.docker
 def test_open_stdio_is_a_bidirectional_stream(sandbox):
     stream = sandbox.open_stdio(["python3", "-u", "-c", "import sys\nfor line in sys.stdin: print(line.strip().upper(), flush=True)"])
     try:
@@ -127,6 +138,7 @@ def test_open_stdio_is_a_bidirectional_stream(sandbox):
         stream.close()
 
 
+@pytest.mark.docker
 def test_overlay_applies_sql_and_workspace(docker_image, tmp_path):
     (tmp_path / "seed.sql").write_text("create table customers(name text); insert into customers values ('Ada');"
                                       "grant select on customers to agent;")
@@ -140,6 +152,7 @@ def test_overlay_applies_sql_and_workspace(docker_image, tmp_path):
         assert sb.exec("ls /egym/overlay", user="root").output.strip() == ""
 
 
+@pytest.mark.docker
 def test_close_leaves_no_container_behind(docker_image):
     sb = DockerSandbox.start(docker_image, run_id="pytest-close")
     assert len(egym_containers(**{"egym.run": "pytest-close"})) == 1
@@ -148,6 +161,7 @@ def test_close_leaves_no_container_behind(docker_image):
     assert egym_containers(**{"egym.run": "pytest-close"}) == []
 
 
+@pytest.mark.docker
 def test_gc_reaps_a_container_whose_owner_died(docker_image):
     owner = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent("""
@@ -176,6 +190,7 @@ def test_gc_reaps_a_container_whose_owner_died(docker_image):
 # -- bad input: one clear line, no container left -------------------------------
 
 
+@pytest.mark.docker
 def test_unknown_image_is_one_clear_line():
     with pytest.raises(SandboxError) as err:
         DockerSandbox.start("egym/does-not-exist:latest", run_id="pytest-bad")
@@ -183,6 +198,7 @@ def test_unknown_image_is_one_clear_line():
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.docker
 def test_a_seed_file_that_fails_names_the_file_and_leaves_nothing(docker_image, tmp_path):
     (tmp_path / "broken.sql").write_text("create table ok(x int);\nselect * from no_such_table;\n")
     overlay = overlay_tar((SeedOverlay(sql=["broken.sql"]), tmp_path))

@@ -12,9 +12,9 @@ import textwrap
 import pytest
 
 from core.errors import StoreError
+from core.owner import owner_label
 from core.trajectory import AssistantTurn, Step, Trajectory
 from grader.grade import Grade, ItemResult
-from gym.sandbox.owner import owner_label
 from gym.store import ItemResultRow, Store, resolve_url
 
 TASK = "demo/hello"

@@ -13,9 +13,9 @@ import time
 import docker.errors
 import pytest
 
+from core.owner import owner_label
 from grader.grade import Grade, ItemResult
 from gym.sandbox.docker_client import LABEL, client
-from gym.sandbox.owner import owner_label
 from gym.store import ItemResultRow, Store
 from tests.gym.test_store import TASK, make_grade, make_trajectory
 

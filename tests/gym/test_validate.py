@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from typer.testing import CliRunner
 
+from core.owner import owner_label
 from gym.cli import app
 from gym.sandbox.docker_client import client
-from gym.sandbox.owner import owner_label
 from gym.tasks import discover_tasks
 from gym.validate import ValidateOptions, validate_tasks
 from tests.gym.task_fixture import write_mini_world

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from tests.mcp_wrappers.chat_support import chat_snapshot
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.docker]
 
 TOOLS = {"list_channels", "read_channel", "read_thread", "post_message", "reply_in_thread", "send_direct_message",
          "add_reaction", "search_messages", "get_user", "list_users", "create_channel", "add_channel_member",

@@ -14,6 +14,8 @@ import pytest
 from mcp_wrappers import PYTHON
 from tests.mcp_wrappers import chat_openapi as openapi
 
+pytestmark = pytest.mark.docker
+
 # Served but absent from the fragments in ../shared (system.yaml is not among them).
 NOT_IN_SPEC = {("get", "/api/v4/system/ping")}
 # Documented without a 200 body: the download returns the file's bytes.

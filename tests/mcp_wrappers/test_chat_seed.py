@@ -42,6 +42,7 @@ def chat_state0(chat_sandbox) -> dict:
     return chat_snapshot(chat_sandbox)
 
 
+@pytest.mark.docker
 def test_snapshot_has_the_documented_shape(chat_state0):
     assert set(chat_state0) == {"users", "channels", "posts"}
     assert all(set(u) == {"id", "username", "first_name", "last_name", "email", "position"}
@@ -54,6 +55,7 @@ def test_snapshot_has_the_documented_shape(chat_state0):
     assert stamps == sorted(stamps)
 
 
+@pytest.mark.docker
 def test_world_seed_then_task_overlay(chat_state0):
     users = {u["username"]: u for u in chat_state0["users"]}
     assert users["raj.patel"]["position"] == "Controller" and "lena.kim" in users  # lena comes from the overlay
@@ -79,6 +81,7 @@ def _psql(sandbox, sql: str) -> str:
     return result.output.strip()
 
 
+@pytest.mark.docker
 def test_authors_lose_admin_rights_and_seed_tokens_are_revoked(chat_sandbox):
     assert _psql(chat_sandbox, "SELECT username FROM users WHERE roles LIKE '%system_admin%'") == "admin"
     owners = _psql(chat_sandbox, "SELECT u.username FROM tokens t JOIN users u ON u.id = t.user_id "
@@ -86,6 +89,7 @@ def test_authors_lose_admin_rights_and_seed_tokens_are_revoked(chat_sandbox):
     assert owners == ["admin", "dana.lee"]
 
 
+@pytest.mark.docker
 def test_tokens_are_private_and_the_agent_cannot_open_the_chat_database(chat_sandbox):
     stat = chat_sandbox.exec("stat -c '%U %G %a' /egym/secrets/chat-admin-token /home/agent/.config/egym/chat.env",
                              user="root")
@@ -102,6 +106,7 @@ def test_tokens_are_private_and_the_agent_cannot_open_the_chat_database(chat_san
     ("posts: [{channel: finance, user: ghost, message: boo}]", "user 'ghost' is neither in this seed nor on the server"),
     ("posts: [{channel: nowhere, user: raj.patel, message: hi}]", "post in unknown channel 'nowhere'"),
 ])
+@pytest.mark.docker
 def test_bad_seed_fails_with_one_line(chat_sandbox, seed, error):
     chat_sandbox.write_file("/tmp/bad.yaml", seed.encode(), user="root")
     result = chat_sandbox.exec([*PYTHON, "-m", "mcp_wrappers.chatserver.seed", "/tmp/bad.yaml"], user="root")
@@ -109,6 +114,7 @@ def test_bad_seed_fails_with_one_line(chat_sandbox, seed, error):
     assert result.output.strip().count("\n") == 0 and error in result.output, result.output
 
 
+@pytest.mark.docker
 def test_stop_and_start_keep_the_data(chat_sandbox, chat_state0):
     stop = chat_sandbox.exec("/opt/egym/bin/stop-chat && ! pgrep -u chat -f mcp_wrappers.chatserver", user="root")
     assert stop.ok, stop.output

@@ -14,6 +14,8 @@ from jsonschema import Draft202012Validator
 
 from mcp_wrappers import PYTHON
 
+pytestmark = pytest.mark.docker
+
 TOOLS = {"list_files", "create_document", "read_sheet", "write_cells", "add_sheet", "rename_sheet", "read_document",
          "insert_text", "replace_text", "insert_table", "save_document", "export_document"}
 

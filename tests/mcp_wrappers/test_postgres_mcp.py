@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
+pytestmark = pytest.mark.docker
+
 TOOLS = {"list_tables", "describe_table", "query", "execute"}
 
 # tool: (good arguments, text the answer contains, bad arguments, text the error contains)

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from grader.expand import expand_items
-from grader.lint import lint
 from grader.loader import load_rubric
+from gym.lint import lint
 from gym.policies.oracle import AnswerStep, load_solution
 from gym.tasks import discover_tasks, load_world, world_of
 from tests.tasks.conftest import ACME, ROOT, RUBRICS

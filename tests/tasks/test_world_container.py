@@ -83,11 +83,12 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
     from grader.probe import SandboxProbe
     from grader.score import grade
     from grader.seed import seed_rows
+    from gym.episode import TaskSeeds
     from gym.harness.config import HarnessConfig
     from gym.harness.loop import run_episode
     from gym.mcp_client import APP_SERVERS, SERVERS
     from gym.policies.oracle import OraclePolicy, ToolStep, load_solution
-    from gym.sandbox.launch import start_task_sandbox
+    from gym.sandbox.launch import task_sandbox
     from gym.tasks import world_of
 
     task = load_task(ACME / task_id)
@@ -95,9 +96,8 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
     # Start only the MCP servers the solution calls (it reaches the database through psql).
     used = {s.tool.split(".")[0] for s in load_solution(task.path / task.solution) if isinstance(s, ToolStep)}
     servers = {APP_SERVERS[a]: SERVERS[APP_SERVERS[a]] for a in task.apps if APP_SERVERS[a] in used}
-    sb = start_task_sandbox(task, run_id="pytest-acme")
-    try:
-        rows = seed_rows(rubric, task, probe=SandboxProbe(sb), cache_dir=tmp_path)
+    with task_sandbox(task, run_id="pytest-acme") as sb:
+        rows = seed_rows(rubric, TaskSeeds(task), probe=SandboxProbe(sb), cache_dir=tmp_path)
         with SandboxProbe(sb) as probe:
             before = grade(rubric, probe, None, seed_rows=rows)
         trajectory = asyncio.run(run_episode(sb, task, world_of(task), OraclePolicy(task, strict=True),
@@ -105,8 +105,6 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
         assert trajectory.stop_reason == "answered", trajectory.error
         with SandboxProbe(sb) as probe:
             after = grade(rubric, probe, trajectory, seed_rows=rows)
-    finally:
-        sb.close()
     assert before.earned == 0
     assert after.earned == after.possible and not after.incomplete, [
         (i.id, i.status, i.evidence) for i in after.items if i.status != "pass"]

@@ -50,6 +50,7 @@ def _moving_mean(values, window=5):
     return [sum(values[i - window : i]) / window for i in range(window, len(values) + 1)]
 
 
+@pytest.mark.slow
 def test_tiny_model_learns_and_resumes_exactly(tmp_path):
     first = build_trainer(toy_config(tmp_path / "a")).run()
     rewards = [r["reward_mean"] for r in first]

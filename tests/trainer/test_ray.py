@@ -22,6 +22,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_run_matches_local_run(tmp_path, local_ray):
     torch.set_num_threads(1)
     over = {"steps": 3, "checkpoint.interval": 0, "update.micro_batch_size": 16}

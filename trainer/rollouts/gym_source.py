@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import ConfigError
 from grader.judge import JudgeOptions
+from gym.harness.config import HarnessConfig
 from trainer.rollouts.trajectory import trajectory_samples
 from trainer.samples import Group, Rollout
 from trainer.seeding import derive_seed
@@ -31,7 +32,7 @@ class GymOptions(BaseModel):
     """`rollout.options` for the gym source."""
 
     model_config = ConfigDict(extra="forbid")
-    harness: dict[str, Any] = Field(default_factory=dict, description="gym.harness.HarnessConfig fields (max_turns...).")
+    harness: HarnessConfig = Field(default_factory=HarnessConfig, description="Harness settings (max_turns...).")
     run_id: str | None = Field(None, description="Container label for this run (default: a fresh id per process).")
     merge_turns: bool = Field(True, description="Merge turns whose prompt extends the previous sequence (exact).")
     judge: JudgeOptions = Field(default_factory=JudgeOptions, description="Judge settings (allow_same_model, ...).")
@@ -70,28 +71,17 @@ class GymRolloutSource:
 
     async def rollout(self, sampler: Any, task: Any, seed: int) -> Rollout:
         """One episode in a fresh sandbox; never raises for a broken episode (it comes back incomplete)."""
-        from grader import grade_task
-        from gym.harness import HarnessConfig, run_episode
-        from gym.rollout import describe_error, passed, start_sandbox
-        from gym.sandbox.launch import start_task_sandbox
-        from gym.tasks import world_of
+        from gym.episode import open_episode
+        from gym.rollout import describe_error, passed
 
         policy = sampler.chat_policy(self.config.sampling, seed)
         rollout_id = f"{task.key.replace('/', '-')}-{seed:x}"
-        sandbox = None
         try:
-            world = world_of(task)
-            harness = HarnessConfig.model_validate(self.options.harness)
-            sandbox = await start_sandbox(
-                lambda: start_task_sandbox(task, world=world, run_id=self.run_id, rollout_id=rollout_id)
-            )
-            trajectory = await run_episode(sandbox, task, world, policy, harness)
-            grade = await grade_task(task, sandbox, trajectory, judge_options=self.options.judge)
+            async with open_episode(task, run_id=self.run_id, rollout_id=rollout_id) as episode:
+                trajectory = await episode.play(policy, self.options.harness)
+                grade = await episode.grade(trajectory, judge_options=self.options.judge)
         except Exception as exc:  # noqa: BLE001 - a broken episode is data, not a crash of the training run
             return Rollout(samples=[], reward=0.0, incomplete=True, info={"error": describe_error(exc)})
-        finally:
-            if sandbox is not None:
-                await asyncio.to_thread(sandbox.close)
         broken = trajectory.stop_reason == "error"
         return Rollout(
             samples=trajectory_samples(trajectory, merge=self.options.merge_turns),

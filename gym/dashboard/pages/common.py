@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-if TYPE_CHECKING:
-    from gym.dashboard.app import Context
+from gym.dashboard.context import Context
 
 
 def ctx(request: Request) -> Context:

@@ -8,6 +8,8 @@ from grader.checks import chat
 from grader.checks.base import CheckContext
 from grader.probe import SandboxProbe
 
+pytestmark = pytest.mark.docker
+
 SEED = """
 agent_user: dana
 team: {name: acme, display_name: Acme}

@@ -13,6 +13,8 @@ from grader.probe import DOCUMENT_COPIES, SandboxProbe
 from grader.score import grade
 from tests.grader.conftest import make_rubric, py_item
 
+pytestmark = pytest.mark.docker
+
 
 def _xlsx() -> bytes:
     from openpyxl import Workbook

@@ -18,6 +18,7 @@ def ctx(live_sandbox):
     probe.close()
 
 
+@pytest.mark.docker
 def test_file_exists_and_absent(ctx):
     assert files.file_exists(ctx, path="notes/summary.md").passed
     assert files.file_exists(ctx, path="/workspace/notes/summary.md").passed
@@ -29,6 +30,7 @@ def test_file_exists_and_absent(ctx):
     assert not files.file_exists(ctx, path="notes").passed  # a folder is not a file
 
 
+@pytest.mark.docker
 def test_file_contains(ctx):
     assert files.file_contains(ctx, path="notes/summary.md", text="total DUE").passed
     assert not files.file_contains(ctx, path="notes/summary.md", text="total DUE", case_sensitive=True).passed

@@ -9,6 +9,8 @@ from grader.checks.base import CheckContext
 from grader.errors import StateError
 from grader.probe import SandboxProbe
 
+pytestmark = pytest.mark.docker
+
 SEED = """
 CREATE TABLE invoices (number text PRIMARY KEY, customer text, amount numeric(10,2), due date, status text);
 INSERT INTO invoices VALUES

@@ -12,7 +12,6 @@ reproduce exactly; replay runs with faults off.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from core.trajectory import AssistantTurn, Message, Trajectory
@@ -39,19 +38,13 @@ class ReplayPolicy:
 
 async def replay_and_grade(task: Any, trajectory: Trajectory, *, rubric: Any = None, judge: Any = None) -> Any:
     """A fresh sandbox, the recorded turns replayed in it, then graded; returns (Grade, replayed Trajectory)."""
-    from grader import grade_task
-    from gym.harness import HarnessConfig, run_episode
-    from gym.sandbox.launch import start_task_sandbox
-    from gym.tasks import world_of
+    from gym.episode import open_episode
+    from gym.harness.config import HarnessConfig
 
-    world = world_of(task)
-    sandbox = await asyncio.to_thread(start_task_sandbox, task, run_id="regrade")
-    try:
-        config = HarnessConfig(max_turns=len(trajectory.steps) + 1, time_limit_s=max(task.limits.time_limit_s, 3600))
-        replayed = await run_episode(sandbox, task, world, ReplayPolicy(trajectory), config)
-        grade = await grade_task(task, sandbox, trajectory, judge=judge, rubric=rubric)
-    finally:
-        await asyncio.to_thread(sandbox.close)
+    config = HarnessConfig(max_turns=len(trajectory.steps) + 1, time_limit_s=max(task.limits.time_limit_s, 3600))
+    async with open_episode(task, run_id="regrade") as episode:
+        replayed = await episode.play(ReplayPolicy(trajectory), config)
+        grade = await episode.grade(trajectory, judge=judge, rubric=rubric)
     return grade, replayed
 
 

@@ -1,0 +1,93 @@
+"""`egym lint`: every task, world and rubric checked without starting anything.
+
+Tasks and worlds: the task/world YAML models, seed files present, the reference
+solution present, a rubric for every task. Rubrics: grader.lint.
+
+A folder is searched for `task.yaml`/`world.yaml` files and for rubric `*.json`
+files; JSON inside task/world folders (chat seeds), `*.schema.json` and files
+under a `data/` folder (values files) are not rubrics.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from core.errors import EgymError, TaskError
+from grader.lint import LintReport, lint_rubric
+from grader.loader import Problem, rubric_for_task
+from gym.sandbox.overlay import overlay_tar
+from gym.tasks import load_task, load_world
+
+
+def _is_task_tree(path: Path, root: Path) -> bool:
+    return any((p / "task.yaml").is_file() or (p / "world.yaml").is_file() for p in [path.parent, *path.parent.parents] if p.is_relative_to(root))
+
+
+def discover(paths: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """(task.yaml files, world.yaml files, rubric files) under the given paths."""
+    tasks, worlds, rubrics = [], [], []
+    for root in paths:
+        if root.is_file():
+            {"task.yaml": tasks, "world.yaml": worlds}.get(root.name, rubrics).append(root)
+            continue
+        tasks += sorted(root.rglob("task.yaml"))
+        worlds += sorted(root.rglob("world.yaml"))
+        rubrics += sorted(
+            p for p in root.rglob("*.json")
+            if not p.name.endswith(".schema.json") and "data" not in p.relative_to(root).parts[:-1]
+            and not _is_task_tree(p, root)
+        )
+    return tasks, worlds, rubrics
+
+
+_WHERE = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*): (.+)$")
+
+
+def task_problem(file: Path, exc: EgymError) -> Problem:
+    """A TaskError ('path: where: msg') as a Problem with a JSON-path-like location."""
+    text = str(exc)
+    for prefix in (f"{file}: ", f"{file.parent}: "):
+        text = text.removeprefix(prefix)
+    match = _WHERE.match(text)
+    return Problem(str(file), f"$.{match.group(1)}", match.group(2)) if match else Problem(str(file), "$", text)
+
+
+def lint_task(file: Path, report: LintReport) -> None:
+    report.tasks += 1
+    try:
+        task = load_task(file.parent)
+        overlay_tar((task.seed, task.path))
+    except TaskError as exc:
+        report.problems.append(task_problem(file, exc))
+        return
+    if not (task.path / task.solution).exists():
+        report.problems.append(Problem(str(file), "$.solution", f"reference solution '{task.solution}' not found"))
+    rubric = rubric_for_task(task)
+    if rubric.parent.parent.is_dir() and not rubric.is_file():
+        report.problems.append(Problem(str(file), "$.id", f"no rubric for this task (expected {rubric})"))
+
+
+def lint_world(file: Path, report: LintReport) -> None:
+    try:
+        world = load_world(file.parent)
+        overlay_tar((world.seed, world.path))
+    except TaskError as exc:
+        report.problems.append(task_problem(file, exc))
+
+
+def lint(paths: list[str | Path]) -> LintReport:
+    """Check every task, world and rubric under `paths`; never raises for bad files."""
+    report = LintReport()
+    roots = [Path(p) for p in paths]
+    for root in roots:
+        if not root.exists():
+            report.problems.append(Problem(str(root), "$", "no such file or folder"))
+    tasks, worlds, rubrics = discover([r for r in roots if r.exists()])
+    for file in worlds:
+        lint_world(file, report)
+    for file in tasks:
+        lint_task(file, report)
+    for file in rubrics:
+        lint_rubric(file, report)
+    return report
