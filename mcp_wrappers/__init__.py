@@ -7,3 +7,6 @@ on `sys.path` (the venv's `egym.pth` adds /opt/egym). See docs/security.md.
 """
 
 PYTHON = ("/opt/egym/venv/bin/python3", "-I")
+
+# The servers' `serverInfo.version`: the enterprise-gym release (pyproject.toml), which the image does not install.
+__version__ = "0.1.0"

@@ -18,7 +18,7 @@ from pydantic import Field
 from mcp_wrappers.libreoffice import documents, render, sheets, texts
 from mcp_wrappers.libreoffice.bridge import OfficeBridge, Session
 from mcp_wrappers.libreoffice.files import OfficeError, display, existing, extension, list_files, resolve
-from mcp_wrappers.toolkit import make_server, result, tool_errors
+from mcp_wrappers.toolkit import READ_ONLY, make_server, result, run_stdio, tool_errors, writes
 
 log = logging.getLogger("egym.office")
 T = TypeVar("T")
@@ -65,7 +65,8 @@ class OfficeTools:
         return _result(render.file_list(rows, folder), {"files": rows})
 
     @_tool
-    def create_document(self, path: PathArg, overwrite: bool = False) -> str:
+    def create_document(self, path: PathArg, overwrite: Annotated[bool, Field(
+                            description="Replace the file if it exists; default: fail instead")] = False) -> str:
         """Create an empty document; its kind follows the extension: .xlsx/.ods/.csv spreadsheet,
         .docx/.odt text document. Fails if the file exists unless overwrite is true."""
         full = resolve(path)
@@ -166,7 +167,7 @@ class OfficeTools:
     @_tool
     def replace_text(self, path: PathArg, search: Annotated[str, Field(description="Text to find (within a paragraph)")],
                      replacement: Annotated[str, Field(description="Text to put in its place (may be empty)")],
-                     match_case: bool = True,
+                     match_case: Annotated[bool, Field(description="Match upper/lower case exactly; false ignores case")] = True,
                      regex: Annotated[bool, Field(description="Treat search as a regular expression")] = False,
                      ) -> str:
         """Replace every occurrence of a text in a document (or in all cells of a spreadsheet)."""
@@ -195,7 +196,9 @@ class OfficeTools:
         return f"Saved {display(saved)}."
 
     @_tool
-    def export_document(self, path: PathArg, format: Literal["xlsx", "ods", "csv", "docx", "odt", "pdf"],
+    def export_document(self, path: PathArg,
+                        format: Annotated[Literal["xlsx", "ods", "csv", "docx", "odt", "pdf"], Field(
+                            description="Format of the copy; spreadsheets: xlsx ods csv pdf, text: docx odt pdf")],
                         output: Annotated[str | None, Field(description=(
                             "Output path; default: same name with the new extension"))] = None,
                         sheet: Annotated[str | None, Field(description="For csv: which sheet; default: the first")] = None,
@@ -217,15 +220,29 @@ class OfficeTools:
         return f"Exported {display(source)} to {display(written)}."
 
 
-TOOL_NAMES = ("list_files", "create_document", "read_sheet", "write_cells", "add_sheet", "rename_sheet",
-              "read_document", "insert_text", "replace_text", "insert_table", "save_document", "export_document")
+# Every edit is saved to the file at once. Destructive: may overwrite what a file (or cell) held.
+# Idempotent: a repeat changes nothing more (same cells, same copy; a second add/rename fails on the name).
+TOOLS = {
+    "list_files": READ_ONLY,
+    "create_document": writes(destructive=True, idempotent=True),  # overwrite=true replaces a file
+    "read_sheet": READ_ONLY,
+    "write_cells": writes(destructive=True, idempotent=True),
+    "add_sheet": writes(destructive=False, idempotent=True),
+    "rename_sheet": writes(destructive=False, idempotent=True),
+    "read_document": READ_ONLY,
+    "insert_text": writes(destructive=False, idempotent=False),
+    "replace_text": writes(destructive=True, idempotent=False),  # replacing 'a' with 'aa' grows each time
+    "insert_table": writes(destructive=False, idempotent=False),
+    "save_document": writes(destructive=True, idempotent=True),  # save_as may overwrite a file
+    "export_document": writes(destructive=True, idempotent=True),  # the output file is overwritten
+}
 
 
 def build_server(bridge: OfficeBridge | None = None) -> MCPServer:
     bridge = bridge or OfficeBridge("office")
-    return make_server("office", INSTRUCTIONS, OfficeTools(bridge), TOOL_NAMES, bridge.close)
+    return make_server("office", INSTRUCTIONS, OfficeTools(bridge), TOOLS, bridge.close)
 
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
-    build_server().run("stdio")
+    run_stdio(build_server())

@@ -9,9 +9,9 @@ team when the user is in several.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import sys
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,18 +20,13 @@ from pydantic import Field
 from mcp_wrappers.mattermost import render
 from mcp_wrappers.mattermost.client import ApiError, MattermostClient
 from mcp_wrappers.mattermost.session import ChatSession
-from mcp_wrappers.toolkit import tool_errors
+from mcp_wrappers.toolkit import READ_ONLY, make_server, run_stdio, tool_errors, writes
 
 log = logging.getLogger("egym.chat")
 WORKSPACE = Path("/workspace")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-F = TypeVar("F", bound=Callable[..., str])
-
-mcp = MCPServer(
-    "chat",
-    instructions="Company chat (Mattermost). Channels are named like #finance; '@username' means a direct "
-                 "message. Read before you write: read_channel, read_thread, search_messages.",
-)
+INSTRUCTIONS = ("Company chat (Mattermost). Channels are named like #finance; '@username' means a direct "
+                "message. Read before you write: read_channel, read_thread, search_messages.")
 _session: ChatSession | None = None
 
 
@@ -52,11 +47,7 @@ def explain(exc: ApiError) -> str:
     return f"{kinds.get(exc.status, f'chat server error {exc.status}')}: {exc.message}"
 
 
-def tool(fn: F) -> F:
-    """Register `fn` as a tool whose API failures come back as tool errors the model can read."""
-    wrapper = tool_errors(ApiError, log, explain)(fn)
-    mcp.add_tool(wrapper, name=fn.__name__, description=fn.__doc__, structured_output=False)
-    return fn
+tool = tool_errors(ApiError, log, explain)  # API failures come back as tool errors the model can read
 
 
 ChannelRef = Annotated[str, Field(description="Channel name like 'finance' or '#finance', or '@username' for a "
@@ -169,7 +160,7 @@ def search_messages(query: Annotated[str, Field(description="Words to find; \"qu
                                                           "YYYY-MM-DD.")],
                     channel: Annotated[str, Field(description="Optional channel name to search in.")] = "",
                     from_user: Annotated[str, Field(description="Optional author username.")] = "",
-                    limit: Annotated[int, Field(ge=1, le=100)] = 20) -> str:
+                    limit: Annotated[int, Field(ge=1, le=100, description="Most messages to return.")] = 20) -> str:
     """Search messages in the channels you belong to, newest first. Example:
     search_messages(query="invoice overdue", channel="finance") or search_messages(query="after:2024-03-01 budget")."""
     s = session()
@@ -269,5 +260,33 @@ def attach_file(channel: ChannelRef,
     return _post(target.id, message, root_id=root, file_ids=[info.id]).replace("Posted", f"Shared {source.name}", 1)
 
 
+# Posting twice posts twice; a reaction, a membership or a channel name exists once, so a repeat adds nothing.
+TOOLS = {
+    "list_channels": READ_ONLY,
+    "read_channel": READ_ONLY,
+    "read_thread": READ_ONLY,
+    "post_message": writes(destructive=False, idempotent=False),
+    "reply_in_thread": writes(destructive=False, idempotent=False),
+    "send_direct_message": writes(destructive=False, idempotent=False),
+    "add_reaction": writes(destructive=False, idempotent=True),
+    "search_messages": READ_ONLY,
+    "get_user": READ_ONLY,
+    "list_users": READ_ONLY,
+    "create_channel": writes(destructive=False, idempotent=True),
+    "add_channel_member": writes(destructive=False, idempotent=True),
+    "attach_file": writes(destructive=False, idempotent=False),
+}
+
+
+def _close() -> None:
+    if _session is not None:
+        _session.client.close()
+
+
+def build_server() -> MCPServer:
+    """The tools are this module's functions (docstring = description); answers are text only."""
+    return make_server("chat", INSTRUCTIONS, sys.modules[__name__], TOOLS, _close, structured_output=False)
+
+
 def main() -> None:
-    mcp.run("stdio")
+    run_stdio(build_server())

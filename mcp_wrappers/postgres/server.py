@@ -18,7 +18,7 @@ from mcp_wrappers.postgres import catalog
 from mcp_wrappers.postgres.database import Database, Result
 from mcp_wrappers.postgres.errors import DbError
 from mcp_wrappers.postgres.render import row_summary, text_table
-from mcp_wrappers.toolkit import make_server, result, tool_errors
+from mcp_wrappers.toolkit import READ_ONLY, make_server, result, run_stdio, tool_errors, writes
 
 log = logging.getLogger("egym.db")
 T = TypeVar("T")
@@ -100,20 +100,21 @@ class DbTools:
         return _result("\n".join(lines), {"statements": [_structured(r) for r in results]})
 
 
-
 def _structured(result: Result) -> dict[str, Any]:
     return {"status": result.status, "rowcount": result.rowcount, "columns": result.columns,
             "rows": result.rows, "truncated": result.truncated}
 
 
-TOOL_NAMES = ("list_tables", "describe_table", "query", "execute")
+# query runs in a READ ONLY transaction; execute may DELETE, DROP or UPDATE, and repeating an INSERT adds rows.
+TOOLS = {"list_tables": READ_ONLY, "describe_table": READ_ONLY, "query": READ_ONLY,
+         "execute": writes(destructive=True, idempotent=False)}
 
 
 def build_server(db: Database | None = None) -> MCPServer:
     db = db or Database()
-    return make_server("db", INSTRUCTIONS, DbTools(db), TOOL_NAMES, db.close)
+    return make_server("db", INSTRUCTIONS, DbTools(db), TOOLS, db.close)
 
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
-    build_server().run("stdio")
+    run_stdio(build_server())
