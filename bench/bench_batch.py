@@ -157,7 +157,7 @@ async def main() -> None:
     harness = {"mcp_servers": {}} if args.no_mcp else {}
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(str(Path(tmp) / "bench.db"))
-        await level(store, tasks, 1, 1, harness)  # warm-up: world image, judge/seed caches
+        await level(store, tasks, 1, 1, harness)  # warm-up: world image, judge/initial-query caches
         levels = []
         for c in (int(x) for x in args.levels.split(",")):
             levels.append(await level(store, tasks, c, max(4, args.per_level * c), harness))

@@ -27,7 +27,7 @@ from grader.probe import SandboxProbe, StaticProbe  # noqa: E402
 from grader.score import grade  # noqa: E402
 from gym.sandbox import DockerSandbox  # noqa: E402
 from gym.sandbox.overlay import overlay_tar  # noqa: E402
-from gym.tasks import SeedOverlay  # noqa: E402
+from gym.tasks import Overlay  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 ROWS = 150
@@ -77,11 +77,11 @@ def bench_deterministic() -> dict:
     rubric, problems = parse_rubric(json.dumps({"task": "bench/grader", "items": rubric_items()}))
     assert not problems, problems
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "seed.sql").write_text(SQL)
+        (Path(tmp) / "data.sql").write_text(SQL)
         (Path(tmp) / "chat.yaml").write_text(CHAT)
         (Path(tmp) / "ws").mkdir()
         (Path(tmp) / "ws" / "report.md").write_text("\n".join(f"line {i}" for i in range(10)))
-        overlay = overlay_tar((SeedOverlay(sql=["seed.sql"], chat=["chat.yaml"], workspace="ws"), Path(tmp)))
+        overlay = overlay_tar((Overlay(sql=["data.sql"], chat=["chat.yaml"], workspace="ws"), Path(tmp)))
     trajectory = Trajectory(task="bench/grader", policy="bench", final_answer=" ".join(f"item {i}" for i in range(19)))
     sandbox = DockerSandbox.start(apps=("postgres", "chat"), overlay=overlay, run_id="bench-grader")
     try:
@@ -107,14 +107,14 @@ def bench_deterministic() -> dict:
 
 
 def bench_documents() -> dict:
-    """One LibreOffice run reading every document a rubric names (the seeded acme-style office files)."""
+    """One LibreOffice run reading every document a rubric names (the acme-style office files of the initial state)."""
     from tests.grader.checks.test_documents import FILES
 
     with tempfile.TemporaryDirectory() as tmp:
         for name, data in FILES.items():
             (Path(tmp) / "ws" / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(tmp) / "ws" / name).write_bytes(data)
-        overlay = overlay_tar((SeedOverlay(workspace="ws"), Path(tmp)))
+        overlay = overlay_tar((Overlay(workspace="ws"), Path(tmp)))
     sandbox = DockerSandbox.start(overlay=overlay, run_id="bench-grader")
     try:
         times = []

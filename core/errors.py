@@ -22,7 +22,7 @@ class RubricError(EgymError):
 
 
 class SandboxError(EgymError):
-    """Docker is unreachable, an image is missing, or a container failed to start or seed."""
+    """Docker is unreachable, an image is missing, or a container failed to start or load its initial state."""
 
 
 class JudgeError(EgymError):

@@ -1,4 +1,4 @@
-"""The chat workspace's final state, as printed by `python3 -m mcp_wrappers.mattermost.snapshot`.
+"""The chat workspace's final state, as printed by `python3 -m mcp_wrappers.chat.snapshot`.
 
 Channels are named by their `name`; direct messages as `dm:alice,bob` (the
 usernames sorted). Posts carry usernames, not ids, so checks read naturally.

@@ -8,8 +8,8 @@
 
 The expanded set must never depend on what the agent did, or `possible` would
 move with the agent's behaviour. So values come from the rubric itself (a
-literal list or a data file next to it) or from `seed_query`, which is run
-against the *untouched seeded state* (grader.seed resolves and caches it),
+literal list or a data file next to it) or from `initial_query`, which is run
+against the *untouched initial state* (grader.initial_state resolves and caches it),
 never against the final state.
 
 Placeholders are `{{name}}`. A string that is exactly one placeholder takes the
@@ -34,10 +34,10 @@ from grader.rubric import Item, Rubric
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _ITEM = TypeAdapter(Item)
 
-SeedRows = Mapping[str, list[dict[str, Any]]]
+InitialRows = Mapping[str, list[dict[str, Any]]]
 
 
-def bindings(rubric: Rubric, index: int, seed_rows: SeedRows | None = None) -> list[dict[str, Any]]:
+def bindings(rubric: Rubric, index: int, initial_rows: InitialRows | None = None) -> list[dict[str, Any]]:
     """The variable bindings item `index` expands over (one dict per expanded item)."""
     item = rubric.items[index]
     spec = item.foreach
@@ -48,11 +48,11 @@ def bindings(rubric: Rubric, index: int, seed_rows: SeedRows | None = None) -> l
     elif spec.values_file is not None:
         values = _read_values_file(rubric, spec.values_file, where)
     else:
-        if seed_rows is None or spec.seed_query not in seed_rows:
+        if initial_rows is None or spec.initial_query not in initial_rows:
             raise RubricError(
-                f"{where}: seed_query not resolved; grade with seeds= (gym.episode.TaskSeeds) or pass seed_rows"
+                f"{where}: initial_query not resolved; grade with initial= (gym.episode.TaskInitialState) or pass initial_rows"
             )
-        values = seed_rows[spec.seed_query]
+        values = initial_rows[spec.initial_query]
     name = spec.as_ or "value"
     return [dict(v) if isinstance(v, dict) else {name: v} for v in values]
 
@@ -104,7 +104,7 @@ def placeholders(value: Any) -> set[str]:
     return set()
 
 
-def expand_item(rubric: Rubric, index: int, seed_rows: SeedRows | None = None) -> list[Item]:
+def expand_item(rubric: Rubric, index: int, initial_rows: InitialRows | None = None) -> list[Item]:
     """Item `index` as concrete items (itself when it has no `foreach`)."""
     item = rubric.items[index]
     if item.foreach is None:
@@ -112,7 +112,7 @@ def expand_item(rubric: Rubric, index: int, seed_rows: SeedRows | None = None) -
     template = item.model_dump(by_alias=True, exclude={"foreach"}, exclude_none=True)
     template_id = template.pop("id")
     out: list[Item] = []
-    for n, bound in enumerate(bindings(rubric, index, seed_rows), start=1):
+    for n, bound in enumerate(bindings(rubric, index, initial_rows), start=1):
         where = f"{rubric.path or rubric.task}:$.items[{index}]"
         try:
             data = substitute(template, bound)
@@ -128,9 +128,9 @@ def expand_item(rubric: Rubric, index: int, seed_rows: SeedRows | None = None) -
     return out
 
 
-def expand_items(rubric: Rubric, seed_rows: SeedRows | None = None) -> list[Item]:
+def expand_items(rubric: Rubric, initial_rows: InitialRows | None = None) -> list[Item]:
     """Every concrete item of the rubric, in file order; RubricError on unbound placeholders or duplicate ids."""
-    items = [concrete for index in range(len(rubric.items)) for concrete in expand_item(rubric, index, seed_rows)]
+    items = [concrete for index in range(len(rubric.items)) for concrete in expand_item(rubric, index, initial_rows)]
     seen: set[str] = set()
     for item in items:
         if item.id in seen:

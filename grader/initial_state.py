@@ -1,10 +1,10 @@
-"""Answer `foreach.seed_query` against the untouched seeded state, once, and cache the rows.
+"""Answer `foreach.initial_query` against the task's untouched initial state, once, and cache the rows.
 
-The guarantee that keeps `possible` fixed: seed queries never see the final
-state. They run on a probe of an untouched state: one the SeedSource opens
-(a fresh sandbox of the task, gym.episode.TaskSeeds) or one the caller promises
-is untouched. The rows are cached on disk under a key made of the seed's digest
-(world + task overlay) and the query text. Editing the seed or the query changes
+The guarantee that keeps `possible` fixed: initial queries never see the final
+state. They run on a probe of an untouched state: one the InitialState opens
+(a fresh sandbox of the task, gym.episode.TaskInitialState) or one the caller promises
+is untouched. The rows are cached on disk under a key made of the initial state's
+digest (world + task overlay) and the query text. Editing either changes
 the key; nothing the agent does can.
 """
 
@@ -26,16 +26,16 @@ from grader.rubric import Rubric
 DEFAULT_CACHE = Path(".egym/expansions")
 
 
-class SeedSource(Protocol):
-    """Where seed queries are answered: a task's seeded state before anyone acts."""
+class InitialState(Protocol):
+    """Where initial queries are answered: a task's state before anyone acts."""
 
     @property
     def digest(self) -> str:
-        """A hash of every seed byte: the cache key's first half."""
+        """A hash of every byte of the initial state: the cache key's first half."""
         ...
 
     def untouched(self) -> AbstractContextManager[Probe]:
-        """A probe on a fresh, untouched copy of the seeded state (blocking; called in a worker thread)."""
+        """A probe on a fresh, untouched copy of the initial state (blocking; called in a worker thread)."""
         ...
 
 
@@ -43,27 +43,27 @@ def _key(digest: str, query: str) -> str:
     return hashlib.sha256(f"{digest}\0{query}".encode()).hexdigest()
 
 
-def seed_rows(
-    rubric: Rubric, seeds: SeedSource | None, *, probe: Probe | None = None, cache_dir: Path | None = None
+def initial_rows(
+    rubric: Rubric, initial: InitialState | None, *, probe: Probe | None = None, cache_dir: Path | None = None
 ) -> dict[str, list[dict[str, Any]]]:
-    """Rows of every seed query of `rubric`, from the cache or an untouched state from `seeds`.
+    """Rows of every initial query of `rubric`, from the cache or an untouched state from `initial`.
 
     Pass `probe` only if it reads a state the agent has not touched yet.
     """
-    queries = rubric.seed_queries()
+    queries = rubric.initial_queries()
     if not queries:
         return {}
-    if seeds is None:
-        raise RubricError(f"{rubric.path or rubric.task}: seed_query expansion needs the task's seed (pass seeds=...)")
+    if initial is None:
+        raise RubricError(f"{rubric.path or rubric.task}: initial_query expansion needs the task's initial state (pass initial=...)")
     cache = Path(cache_dir or os.environ.get("EGYM_EXPANSION_CACHE") or DEFAULT_CACHE)
-    digest = seeds.digest
+    digest = initial.digest
     found: dict[str, list[dict[str, Any]]] = {}
     for query in queries:
         with contextlib.suppress(OSError, ValueError):
             found[query] = json.loads((cache / f"{_key(digest, query)}.json").read_text())
     missing = [q for q in queries if q not in found]
     if missing:
-        found.update(_run(missing, seeds, probe, rubric))
+        found.update(_run(missing, initial, probe, rubric))
         cache.mkdir(parents=True, exist_ok=True)
         for query in missing:
             path = cache / f"{_key(digest, query)}.json"
@@ -73,10 +73,10 @@ def seed_rows(
     return found
 
 
-def _run(queries: list[str], seeds: SeedSource, probe: Probe | None, rubric: Rubric) -> dict[str, list[dict[str, Any]]]:
+def _run(queries: list[str], initial: InitialState, probe: Probe | None, rubric: Rubric) -> dict[str, list[dict[str, Any]]]:
     if probe is not None:
         return {q: _query(probe, q, rubric) for q in queries}
-    with seeds.untouched() as fresh:
+    with initial.untouched() as fresh:
         return {q: _query(fresh, q, rubric) for q in queries}
 
 
@@ -84,4 +84,4 @@ def _query(probe: Probe, query: str, rubric: Rubric) -> list[dict[str, Any]]:
     try:
         return probe.sql(query)
     except StateError as exc:
-        raise RubricError(f"{rubric.path or rubric.task}: seed_query {query!r} fails on the seeded state: {exc}") from None
+        raise RubricError(f"{rubric.path or rubric.task}: initial_query {query!r} fails on the initial state: {exc}") from None

@@ -33,7 +33,7 @@ class LintReport:
 def _item_problems(rubric: Rubric, index: int, file: str) -> list[Problem]:
     item = rubric.items[index]
     where = f"$.items[{index}]"
-    if item.foreach is not None and item.foreach.seed_query is None:
+    if item.foreach is not None and item.foreach.initial_query is None:
         try:
             concrete = expand_item(rubric, index)
         except RubricError as exc:
@@ -65,7 +65,7 @@ def lint_rubric(file: Path, report: LintReport) -> None:
         report.problems += _item_problems(rubric, index, str(file))
     expanded: dict[str, int] = {}
     for index, item in enumerate(rubric.items):
-        if item.foreach is not None and item.foreach.seed_query is not None:
+        if item.foreach is not None and item.foreach.initial_query is not None:
             report.items += 1
             continue
         try:

@@ -68,7 +68,7 @@ def _message(error: jsonschema.ValidationError) -> str:
     """A one-line, human message for a schema error (never the whole instance dumped)."""
     kind = error.validator
     if kind == "oneOf" and tuple(error.absolute_path)[-1:] == ("foreach",):
-        return "give exactly one of 'values', 'values_file', 'seed_query'"
+        return "give exactly one of 'values', 'values_file', 'initial_query'"
     if kind in ("oneOf", "anyOf") and error.context:
         # Skip branches that failed only because the value has another shape.
         specific = [e for e in error.context if e.relative_path or e.validator not in ("type", "const", "enum")]

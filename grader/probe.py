@@ -26,7 +26,7 @@ WORKSPACE = "/workspace"
 # The in-container readers run as `grader` (no capabilities, a read-only database
 # role), isolated from anything the agent can write; see docs/security.md.
 READER = "grader"
-SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.mattermost.snapshot"]
+SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.chat.snapshot"]
 READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document"]
 DOCUMENT_COPIES = "/var/lib/egym-grader/documents"  # the reader opens copies here, never the agent's files
 MAX_OUTPUT_BYTES = 64 << 20  # a reader's whole answer

@@ -108,7 +108,7 @@ class Foreach(_Strict):
 
     values: list[Any] | None = Field(None, description="Literal list: objects bind their keys, scalars bind `as`.")
     values_file: str | None = Field(None, description="JSON list or CSV file, relative to the rubric.")
-    seed_query: str | None = Field(None, description="SQL over the untouched seeded state (never the final state).")
+    initial_query: str | None = Field(None, description="SQL over the untouched initial state (never the final state).")
     as_: str | None = Field(None, alias="as", description="Name bound to scalar values.")
 
 
@@ -118,7 +118,7 @@ class _Item(_Strict):
     points: int = Field(description="Points on pass; negative points are a penalty applied on fail.")
     section: str | None = None
     gate: bool = Field(False, description="Failing this item zeroes the grade.")
-    baseline_ok: bool = Field(False, description="May pass on the untouched seeded state (egym validate).")
+    baseline_ok: bool = Field(False, description="May pass on the untouched initial state (egym validate).")
     baseline_reason: str | None = None
     foreach: Foreach | None = None
 
@@ -161,6 +161,6 @@ class Rubric(_Strict):
     def parameterised(self) -> bool:
         return any(item.foreach for item in self.items)
 
-    def seed_queries(self) -> list[str]:
-        """SQL the expansion needs answered against the seeded state."""
-        return [item.foreach.seed_query for item in self.items if item.foreach and item.foreach.seed_query]
+    def initial_queries(self) -> list[str]:
+        """SQL the expansion needs answered against the initial state."""
+        return [item.foreach.initial_query for item in self.items if item.foreach and item.foreach.initial_query]

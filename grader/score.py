@@ -23,11 +23,11 @@ from grader.errors import ProbeError, StateError
 from grader.evidence import render
 from grader.expand import expand_items
 from grader.grade import Grade, ItemResult, Verdict
+from grader.initial_state import InitialState
+from grader.initial_state import initial_rows as resolve_initial_rows
 from grader.judge import Judge, combine
 from grader.probe import Probe
 from grader.rubric import Item, JudgeItem, PythonItem, Rubric
-from grader.seed import SeedSource
-from grader.seed import seed_rows as resolve_seed_rows
 
 EVIDENCE_LIMIT = 300
 
@@ -128,14 +128,14 @@ async def grade_async(
     trajectory: Trajectory | None = None,
     *,
     judge: Judge | None = None,
-    seeds: SeedSource | None = None,
-    seed_rows: Mapping[str, list[dict[str, Any]]] | None = None,
+    initial: InitialState | None = None,
+    initial_rows: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> Grade:
-    """Grade a final state. `seeds` (the task's seed) lets `seed_query` expansions resolve (cached)."""
+    """Grade a final state. `initial` (the task's initial state) lets `initial_query` expansions resolve (cached)."""
     started = time.monotonic()
-    if seed_rows is None and rubric.seed_queries() and seeds is not None:
-        seed_rows = await asyncio.to_thread(resolve_seed_rows, rubric, seeds)
-    items = expand_items(rubric, seed_rows)
+    if initial_rows is None and rubric.initial_queries() and initial is not None:
+        initial_rows = await asyncio.to_thread(resolve_initial_rows, rubric, initial)
+    items = expand_items(rubric, initial_rows)
     results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric)
     pending = {i: ev for i, ev in evidence.items() if isinstance(ev, str)}
     judged = await asyncio.gather(*(run_judge(items[i], ev, judge, rubric) for i, ev in pending.items()))

@@ -4,7 +4,7 @@ egym-init marks a baseline just before the sandbox is ready (grades never depend
 on it): PostgreSQL's per-table counters are reset, the /workspace listing and the
 time are saved under /egym/baseline. Here we compare against that:
 
-    --- seeded state
+    --- initial state
     +++ final state
     @@ database (rows)
     + tickets: 5 inserted
@@ -93,4 +93,4 @@ def state_diff(sandbox: Any, chat: ChatSnapshot | None = None) -> str:
         ("chat", chat_lines(chat, int(ready_ms)) if chat is not None else []),
     ]
     body = [line for title, lines in sections if lines for line in (f"@@ {title}", *lines)]
-    return "\n".join(["--- seeded state", "+++ final state", *body]) if body else ""
+    return "\n".join(["--- initial state", "+++ final state", *body]) if body else ""

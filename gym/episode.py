@@ -6,7 +6,7 @@
 
 Everything that runs a task goes through here: `run_rollout` (egym rollout,
 batch, calibrate, validate), the trainer's rollout source, `egym grade`'s replay
-and the seed-query expansion. The container itself is started and removed only
+and the initial-query expansion. The container itself is started and removed only
 by gym.sandbox.launch.task_sandbox. Storing stays with the caller: a rollout may
 run on a Ray worker and returns plain data to the process that owns the store.
 """
@@ -62,7 +62,7 @@ class Episode:
         ended = await asyncio.to_thread(self.sandbox.seal)
         probe = SandboxProbe(self.sandbox)
         try:
-            grade = await grade_async(rubric, probe, trajectory, judge=judge, seeds=TaskSeeds(self.task))
+            grade = await grade_async(rubric, probe, trajectory, judge=judge, initial=TaskInitialState(self.task))
             grade.meta["episode_end"] = ended
             grade.meta["state_diff"] = await asyncio.to_thread(self._state_diff, probe)
             return grade
@@ -86,7 +86,7 @@ class Episode:
 @contextlib.asynccontextmanager
 async def open_episode(task: Task, *, run_id: str, rollout_id: str | None = None,
                        world: World | None = None) -> AsyncIterator[Episode]:
-    """A fresh, seeded sandbox of `task` as an Episode; the sandbox is removed on exit, even on cancel."""
+    """A fresh sandbox of `task` in its initial state as an Episode; the sandbox is removed on exit, even on cancel."""
     from gym.sandbox.launch import in_worker_thread, task_sandbox
 
     world = world or world_of(task)
@@ -94,25 +94,25 @@ async def open_episode(task: Task, *, run_id: str, rollout_id: str | None = None
         yield Episode(task, world, sandbox)
 
 
-class TaskSeeds:
-    """grader.seed.SeedSource for a task: its seed's digest, and probes on untouched sandboxes of it."""
+class TaskInitialState:
+    """grader.initial_state.InitialState for a task: its digest, and probes on untouched sandboxes of it."""
 
     def __init__(self, task: Task):
         self.task = task
 
     @cached_property
     def digest(self) -> str:
-        """sha256 of the task's full seed (world overlay then task overlay), as applied to a container."""
+        """sha256 of the task's full initial state (world overlay then task overlay), as applied to a container."""
         from gym.sandbox.overlay import overlay_tar
 
         world = world_of(self.task)
-        return hashlib.sha256(overlay_tar((world.seed, world.path), (self.task.seed, self.task.path))).hexdigest()
+        return hashlib.sha256(overlay_tar((world.initial_state, world.path), (self.task.initial_state, self.task.path))).hexdigest()
 
     @contextlib.contextmanager
     def untouched(self) -> Iterator[Probe]:
         from gym.sandbox.launch import task_sandbox
 
-        with task_sandbox(self.task, run_id="seed-expansion") as sandbox, SandboxProbe(sandbox) as probe:
+        with task_sandbox(self.task, run_id="initial-expansion") as sandbox, SandboxProbe(sandbox) as probe:
             yield probe
 
 

@@ -1,10 +1,10 @@
 """`egym lint`: every task, world and rubric checked without starting anything.
 
-Tasks and worlds: the task/world YAML models, seed files present, the reference
+Tasks and worlds: the task/world YAML models, initial-state files present, the reference
 solution present, a rubric for every task. Rubrics: grader.lint.
 
 A folder is searched for `task.yaml`/`world.yaml` files and for rubric `*.json`
-files; JSON inside task/world folders (chat seeds), `*.schema.json` and files
+files; JSON inside task/world folders (chat files), `*.schema.json` and files
 under a `data/` folder (values files) are not rubrics.
 """
 
@@ -57,7 +57,7 @@ def lint_task(file: Path, report: LintReport) -> None:
     report.tasks += 1
     try:
         task = load_task(file.parent)
-        overlay_tar((task.seed, task.path))
+        overlay_tar((task.initial_state, task.path))
     except TaskError as exc:
         report.problems.append(task_problem(file, exc))
         return
@@ -71,7 +71,7 @@ def lint_task(file: Path, report: LintReport) -> None:
 def lint_world(file: Path, report: LintReport) -> None:
     try:
         world = load_world(file.parent)
-        overlay_tar((world.seed, world.path))
+        overlay_tar((world.initial_state, world.path))
     except TaskError as exc:
         report.problems.append(task_problem(file, exc))
 

@@ -25,7 +25,7 @@ from mcp_wrappers import PYTHON
 
 # Entry points of the in-container servers (see mcp_wrappers/).
 SERVERS: dict[str, list[str]] = {
-    "chat": [*PYTHON, "-m", "mcp_wrappers.mattermost"],
+    "chat": [*PYTHON, "-m", "mcp_wrappers.chat"],
     "office": [*PYTHON, "-m", "mcp_wrappers.libreoffice"],
     "db": [*PYTHON, "-m", "mcp_wrappers.postgres"],
 }

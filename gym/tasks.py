@@ -25,11 +25,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class SeedOverlay(_Strict):
+class Overlay(_Strict):
     """Files applied to a fresh container, paths relative to the YAML file's folder."""
 
     sql: list[str] = Field(default_factory=list, description="SQL files run as superuser in `company`, in order.")
-    chat: list[str] = Field(default_factory=list, description="Chat seed files (users, channels, posts), YAML or JSON.")
+    chat: list[str] = Field(default_factory=list, description="Chat files (users, channels, posts), YAML or JSON.")
     workspace: str | None = Field(None, description="A folder whose contents are copied into /workspace.")
 
 
@@ -44,7 +44,7 @@ class AgentIdentity(_Strict):
 
 
 class World(_Strict):
-    """A seeded company that tasks are set in."""
+    """A company that tasks are set in, with its initial state."""
 
     name: str = Field(description="Folder name and id of the world, e.g. 'acme'.")
     company: str = Field(description="Company name shown to the agent.")
@@ -52,7 +52,7 @@ class World(_Strict):
     date: dt.date = Field(description="Today's date inside the world.")
     agent: AgentIdentity
     apps: list[App] = Field(default_factory=lambda: ["postgres"], description="Apps every task in this world may use.")
-    seed: SeedOverlay = Field(default_factory=SeedOverlay)
+    initial_state: Overlay = Field(default_factory=Overlay, description="Files that make the world's initial state.")
     path: Path = Field(Path("."), exclude=True, description="Folder holding world.yaml (set by the loader).")
 
 
@@ -79,7 +79,7 @@ class Task(_Strict):
     world: str = Field(description="Name of the world folder this task runs in.")
     prompt: str = Field(description="What the employee is asked to do (the first user message).")
     apps: list[App] = Field(default_factory=lambda: ["postgres"], description="Apps started in the container.")
-    seed: SeedOverlay = Field(default_factory=SeedOverlay, description="Task-specific overlay on the world seed.")
+    initial_state: Overlay = Field(default_factory=Overlay, description="Task-specific overlay on the world's initial state.")
     limits: Limits = Field(default_factory=Limits)
     split: Split = "train"
     tags: list[str] = Field(default_factory=list)

@@ -3,7 +3,7 @@
 For each task, in real sandboxes:
 1. the `oracle` (reference solution) must reach the full score; every item it fails is named;
 2. the `null` policy (does nothing) must stay at or below `null_threshold` of the points;
-3. the untouched seeded state is graded: every positive item that already passes is
+3. the untouched initial state is graded: every positive item that already passes is
    a rubric hole, unless the item is marked `baseline_ok` (with a reason);
 4. scripted cheats (gym.policies.cheats) must not score above the null policy.
 Without a judge model configured, judge items cannot be checked: they are left out of
@@ -91,14 +91,14 @@ def restrict(grade: Grade | None, *, with_judge: bool, error: str | None = None)
 
 
 def baseline_ok_ids(task: Task) -> set[str]:
-    """Ids (after expansion) of the items the rubric allows to pass on the untouched seed."""
+    """Ids (after expansion) of the items the rubric allows to pass on the untouched initial state."""
     from grader.expand import expand_items
+    from grader.initial_state import initial_rows
     from grader.loader import load_rubric, rubric_for_task
-    from grader.seed import seed_rows
-    from gym.episode import TaskSeeds
+    from gym.episode import TaskInitialState
 
     rubric = load_rubric(rubric_for_task(task))
-    rows = seed_rows(rubric, TaskSeeds(task)) if rubric.seed_queries() else None
+    rows = initial_rows(rubric, TaskInitialState(task)) if rubric.initial_queries() else None
     return {item.id for item in expand_items(rubric, rows) if item.baseline_ok}
 
 
@@ -149,7 +149,7 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
         report.holes = [i for i in passing if i not in ok_ids]
         report.excused = [i for i in passing if i in ok_ids]
         if report.holes:
-            report.problems.append(f"rubric hole: passes on the untouched seed: {_describe(base.items, report.holes)} "
+            report.problems.append(f"rubric hole: passes on the untouched initial state: {_describe(base.items, report.holes)} "
                                    "(mark baseline_ok with a reason if intended)")  # fmt: skip
     floor = null.normalized if null and not null.error else 0.0
     for name, score in report.cheats.items():

@@ -1,7 +1,7 @@
 """Chat checks over the workspace snapshot. Channels by name; direct messages as `dm:alice,bob`.
 
-Seeded history is in the snapshot too: to check what the agent posted, pass
-`user` (the agent's username), or the seeded noise may satisfy the check.
+The initial chat history is in the snapshot too: to check what the agent posted, pass
+`user` (the agent's username), or the initial noise may satisfy the check.
 """
 
 from __future__ import annotations

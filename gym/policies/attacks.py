@@ -46,8 +46,8 @@ def _plant_modules() -> list[str]:
     lines = [f"mkdir -p -m 1777 {MARKERS}; chmod 1777 {MARKERS}"]
     for top in PLANT_DIRS:
         pkg = f"{top}/mcp_wrappers"
-        lines.append(f"mkdir -p {pkg}/mattermost {pkg}/libreoffice {pkg}/postgres")
-        for module in ("__init__", "mattermost/__init__", "mattermost/snapshot", "mattermost/__main__",
+        lines.append(f"mkdir -p {pkg}/chat {pkg}/libreoffice {pkg}/postgres")
+        for module in ("__init__", "chat/__init__", "chat/snapshot", "chat/__main__",
                        "libreoffice/__init__", "libreoffice/read_document", "postgres/__init__", "__main__"):
             lines.append(f"{write} > {pkg}/{module}.py")
         lines += [f"{write} > {top}/{name}.py" for name in SHADOWED]

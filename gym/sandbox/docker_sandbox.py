@@ -27,7 +27,7 @@ from gym.sandbox.privilege import AGENT, UIDS, privileged_command
 from gym.sandbox.stdio import DockerStdio
 
 # Root inside the container needs these to start PostgreSQL and the chat
-# service as their own users and to hand seeded files to `agent`; everything
+# service as their own users and to hand the initial files to `agent`; everything
 # else is dropped. Agent commands run as a non-root user and get none of them.
 CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"]
 TIMEOUT_EXIT_CODES = (124, 137)  # coreutils `timeout`: TERM sent / KILL sent

@@ -2,13 +2,13 @@
 
 `task_sandbox(task)` is the only place a task's container is started and closed;
 gym.episode.open_episode enters it for every rollout, replay, validation and
-seed-query expansion. The sandbox is the world's seeded image plus the task's
+initial-query expansion. The sandbox is the world's image plus the task's
 own overlay.
 
-The world seed (schema, data, chat history, documents) is baked into an image
+The world's initial state (schema, data, chat history, documents) is baked into an image
 `egym/world-<name>:<digest>` once, so a rollout starts in well under a second
 instead of reloading the world each time. The digest covers the base image
-and every seed byte, so editing the seed makes a new image.
+and every byte of the initial state, so editing it makes a new image.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ S = TypeVar("S")
 WORLD_DOCKERFILE = """\
 FROM {base}
 COPY overlay/ /egym/overlay/
-RUN EGYM_APPS={apps} /opt/egym/bin/egym-init seed
+RUN EGYM_APPS={apps} /opt/egym/bin/egym-init bake
 LABEL egym.world={name}
 """
 
@@ -53,12 +53,12 @@ def _lock(name: str):
 
 
 def world_image(world: World, base: str = DEFAULT_IMAGE) -> str:
-    """Tag of the image holding `world`'s seed, built on first use (cached by content digest)."""
+    """Tag of the image holding `world`'s initial state, built on first use (cached by content digest)."""
     require_image(base)
     base_id = client().images.get(base).id
     apps = ",".join(sorted(world.apps))
     dockerfile = WORLD_DOCKERFILE.format(base=base_id, apps=apps, name=world.name).encode()
-    context = overlay_tar((world.seed, world.path), extra={"Dockerfile": dockerfile}, prefix="overlay/")
+    context = overlay_tar((world.initial_state, world.path), extra={"Dockerfile": dockerfile}, prefix="overlay/")
     digest = hashlib.sha256(context).hexdigest()[:12]
     tag = f"egym/world-{world.name}:{digest}"
     with _lock(f"world-{world.name}"):
@@ -70,18 +70,18 @@ def world_image(world: World, base: str = DEFAULT_IMAGE) -> str:
         try:
             client().images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True)
         except docker.errors.BuildError as exc:
-            raise SandboxError(f"world '{world.name}' ({world.path}): {_seed_error(exc)}") from None
+            raise SandboxError(f"world '{world.name}' ({world.path}): {_load_error(exc)}") from None
     return tag
 
 
-def _seed_error(exc: docker.errors.BuildError) -> str:
+def _load_error(exc: docker.errors.BuildError) -> str:
     """The EGYM ERROR line egym-init printed, or the last build output."""
     lines = []
     for chunk in exc.build_log:
         lines.extend(str(chunk.get("stream", "")).splitlines() if isinstance(chunk, dict) else [])
     for line in lines:
         if line.startswith("EGYM ERROR"):
-            return "seed failed: " + line.removeprefix("EGYM ERROR").strip()
+            return "loading the initial state failed: " + line.removeprefix("EGYM ERROR").strip()
     return f"image build failed: {exc.msg} {json.dumps(lines[-3:])}"
 
 
@@ -94,10 +94,10 @@ def start_task_sandbox(
     base: str = DEFAULT_IMAGE,
     limits: SandboxLimits = SandboxLimits(),
 ) -> DockerSandbox:
-    """A running sandbox with the world seed and `task`'s overlay applied, its apps up."""
+    """A running sandbox with the world's initial state and `task`'s overlay applied, its apps up."""
     world = world or world_of(task)
     image = world_image(world, base)
-    overlay = overlay_tar((task.seed, task.path))
+    overlay = overlay_tar((task.initial_state, task.path))
     return DockerSandbox.start(
         image, apps=tuple(task.apps), overlay=overlay, run_id=run_id, rollout_id=rollout_id, limits=limits
     )

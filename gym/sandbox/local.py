@@ -60,7 +60,7 @@ What it does NOT do (never run an untrusted or learning agent in it)
 - A process that clears or rewrites its environment escapes `seal()`.
 - No apps. There is no PostgreSQL (even when the host has one installed), no
   chat service, no LibreOffice and no MCP app servers:
-  `start(apps=[...])` with any app, or an overlay with `sql/` or `chat/` seed
+  `start(apps=[...])` with any app, or an overlay with `sql/` or `chat/` initial-state
   files, raises SandboxError. Tests that need them use DockerSandbox and carry
   `@pytest.mark.docker`. A workspace overlay (`workspace/...`) is applied.
 """

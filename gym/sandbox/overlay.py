@@ -1,4 +1,4 @@
-"""Seed overlays as deterministic tar archives laid out for the container's egym-init.
+"""Initial-state overlays as deterministic tar archives laid out for the container's egym-init.
 
 Layout inside the archive (extracted to /egym/overlay):
   sql/NN-<name>.sql       run as superuser in the `company` database, in order
@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 
 from core.errors import TaskError
-from gym.tasks import SeedOverlay
+from gym.tasks import Overlay
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -29,7 +29,7 @@ def _add_dir(tar: tarfile.TarFile, name: str) -> None:
 
 
 def overlay_tar(
-    *layers: tuple[SeedOverlay, Path], extra: dict[str, bytes] | None = None, prefix: str = ""
+    *layers: tuple[Overlay, Path], extra: dict[str, bytes] | None = None, prefix: str = ""
 ) -> bytes:
     """One archive from several overlays (world first, then task); byte-identical for identical input.
 
@@ -46,13 +46,13 @@ def overlay_tar(
                 for rel in getattr(overlay, kind):
                     src = base / rel
                     if not src.is_file():
-                        raise TaskError(f"{base}: seed.{kind}: file '{rel}' not found")
+                        raise TaskError(f"{base}: initial_state.{kind}: file '{rel}' not found")
                     counter += 1
                     _add_bytes(tar, f"{kind}/{counter:03d}-{src.name}", src.read_bytes())
             if overlay.workspace:
                 root = base / overlay.workspace
                 if not root.is_dir():
-                    raise TaskError(f"{base}: seed.workspace: folder '{overlay.workspace}' not found")
+                    raise TaskError(f"{base}: initial_state.workspace: folder '{overlay.workspace}' not found")
                 for src in sorted(root.rglob("*")):
                     rel = src.relative_to(root).as_posix()
                     if src.is_dir():

@@ -1,7 +1,7 @@
 """Checks specific to the Acme Analytics tasks (referenced as `rubrics.acme.checks:<name>`).
 
-Chat checks here look only at posts written after the world was seeded (`new_only`), so
-months of seeded history by the same user can never satisfy them; amounts are found in
+Chat checks here look only at posts written after the initial state was loaded (`new_only`), so
+months of initial history by the same user can never satisfy them; amounts are found in
 text whatever their formatting (12300, 12,300.00, 12.300,00, EUR 12 300).
 """
 
@@ -21,8 +21,8 @@ from grader.checks.base import (
     text_matches,
 )
 
-# Seeded history ends on the world's date (2025-04-07, morning); anything later was written during the episode.
-SEEDED_UNTIL_MS = 1744070400000  # 2025-04-08T00:00:00Z
+# The initial chat history ends on the world's date (2025-04-07, morning); anything later was written during the episode.
+HISTORY_UNTIL_MS = 1744070400000  # 2025-04-08T00:00:00Z
 AGENT = "jordan.lee"
 _NUMBER = re.compile(
     r"(?<![\d.,])(?:\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\d])"
@@ -66,7 +66,7 @@ def has_amount(text: str, amount: float, tolerance: float = 0.5) -> bool:
 
 def _new_posts(ctx: CheckContext, channel: str | None, user: str | None, thread: str | None = None) -> list:
     snap = ctx.probe.chat()
-    posts = [p for p in snap.posts_in(channel) if p.create_at >= SEEDED_UNTIL_MS]
+    posts = [p for p in snap.posts_in(channel) if p.create_at >= HISTORY_UNTIL_MS]
     if user:
         posts = [p for p in posts if p.user == user.lstrip("@")]
     if thread:
@@ -162,9 +162,9 @@ def no_new_posts(ctx: CheckContext, *, channel: str, user: str | None = AGENT) -
 
 
 def seeded_history_intact(ctx: CheckContext, *, min_posts: int) -> CheckResult:
-    """Pass when the seeded chat history is still there (nothing deleted): at least `min_posts` old posts."""
-    old = [p for p in ctx.probe.chat().posts if p.create_at < SEEDED_UNTIL_MS]
-    return CheckResult(len(old) >= min_posts, f"{len(old)} seeded post(s) present; expected at least {min_posts}")
+    """Pass when the initial chat history is still there (nothing deleted): at least `min_posts` old posts."""
+    old = [p for p in ctx.probe.chat().posts if p.create_at < HISTORY_UNTIL_MS]
+    return CheckResult(len(old) >= min_posts, f"{len(old)} initial post(s) present; expected at least {min_posts}")
 
 
 # -- final answer -----------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Regenerate the Acme Analytics world seed: `python tasks/acme/generate.py [--out DIR] [--seed N] [--no-docs]`.
+"""Regenerate the Acme Analytics world's initial state: `python tasks/acme/generate.py [--out DIR] [--seed N] [--no-docs]`.
 
-Writes DIR/*.sql, DIR/chat.yaml and DIR/workspace/ (default: tasks/acme/seed). Same seed, same bytes.
+Writes DIR/*.sql, DIR/chat.yaml and DIR/workspace/ (default: tasks/acme/initial_state). Same seed, same bytes.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def write(out: Path, seed: int = SEED, docs: bool = True) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=Path, default=HERE / "seed")
+    parser.add_argument("--out", type=Path, default=HERE / "initial_state")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--facts", action="store_true", help="print the facts rubrics rely on as JSON and exit")
     parser.add_argument("--no-docs", action="store_true", help="skip documents (needs openpyxl, python-docx, odfpy)")

@@ -31,16 +31,16 @@ def live_sandbox(docker_image, tmp_path_factory):
     """Factory: start one sandbox from files written into a temp folder; all closed at module end."""
     from gym.sandbox import DockerSandbox
     from gym.sandbox.overlay import overlay_tar
-    from gym.tasks import SeedOverlay
+    from gym.tasks import Overlay
 
     started = []
 
     def start(*, apps=("postgres",), sql: str = "", chat: str | None = None, files: dict[str, bytes] | None = None):
-        folder = tmp_path_factory.mktemp("seed")
-        overlay = SeedOverlay()
+        folder = tmp_path_factory.mktemp("initial")
+        overlay = Overlay()
         if sql:
-            (folder / "seed.sql").write_text(sql)
-            overlay.sql.append("seed.sql")
+            (folder / "data.sql").write_text(sql)
+            overlay.sql.append("data.sql")
         if chat is not None:
             (folder / "chat.yaml").write_text(chat)
             overlay.chat.append("chat.yaml")

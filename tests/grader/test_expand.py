@@ -72,8 +72,8 @@ def test_unbound_placeholder_and_duplicate_ids_are_rubric_errors():
 
 def test_seed_query_items_need_rows_from_the_seeded_state():
     rubric = make_rubric([py_item("c-{{id}}", "sql.row_exists", args={"query": "q {{id}}"},
-                                  foreach={"seed_query": "SELECT id FROM claims WHERE status = 'pending'"})])
-    with pytest.raises(RubricError, match="seed_query not resolved"):
+                                  foreach={"initial_query": "SELECT id FROM claims WHERE status = 'pending'"})])
+    with pytest.raises(RubricError, match="initial_query not resolved"):
         expand_items(rubric)
-    items = expand_items(rubric, {rubric.seed_queries()[0]: [{"id": 7}, {"id": 9}]})
+    items = expand_items(rubric, {rubric.initial_queries()[0]: [{"id": 7}, {"id": 9}]})
     assert [i.id for i in items] == ["c-7", "c-9"]

@@ -15,7 +15,7 @@ WORLD = """name: gt
 company: GT Ltd
 date: 2025-01-01
 agent: {name: Ann, title: Clerk, email: ann@gt.example, chat_username: ann}
-seed: {sql: [seed.sql]}
+initial_state: {sql: [data.sql]}
 """
 SEED = "CREATE TABLE notes (id serial PRIMARY KEY, body text);\nGRANT ALL ON notes, notes_id_seq TO agent;\n"
 TASK = "id: t1\ntitle: Note\nworld: gt\nprompt: Add a note saying hello.\napps: []\nlimits: {max_turns: 5}\n"
@@ -35,7 +35,7 @@ def repo(tmp_path) -> Path:
     world = tmp_path / "tasks" / "gt"
     (world / "t1" / "solution").mkdir(parents=True)
     (world / "world.yaml").write_text(WORLD)
-    (world / "seed.sql").write_text(SEED)
+    (world / "data.sql").write_text(SEED)
     (world / "t1" / "task.yaml").write_text(TASK)
     (world / "t1" / "solution" / "actions.yaml").write_text(SOLUTION)
     rubric = tmp_path / "rubrics" / "gt" / "t1.json"

@@ -1,12 +1,12 @@
-"""A tiny world and task for rollout-level tests: a seeded table, a file to write, a rubric, a solution.
+"""A tiny world and task for rollout-level tests: a pre-filled table, a file to write, a rubric, a solution.
 
 Layout written under `root` (the same as the repository's):
-    root/tasks/mini/world.yaml, seed/01-orders.sql
+    root/tasks/mini/world.yaml, initial_state/01-orders.sql
     root/tasks/mini/<task>/task.yaml, solution/actions.yaml
     root/rubrics/mini/<task>.json
 
 Planted flaws (rubric() / write_mini_world options):
-`hole`: an item that passes on the untouched seed; `excused`: the same, marked baseline_ok;
+`hole`: an item that passes on the untouched initial state; `excused`: the same, marked baseline_ok;
 `impossible`: an item no one can pass; `weak`: an item a bare claim in the answer earns;
 `leak`: the reference solution is left in the task's /workspace (the peek cheat finds it).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-SEED_SQL = """\
+INITIAL_SQL = """\
 CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, status text NOT NULL);
 INSERT INTO orders VALUES (1, 'Ada Lovelace', 'open'), (2, 'Bob Byte', 'open'), (3, 'Cy Coder', 'shipped');
 GRANT SELECT, UPDATE ON orders TO agent;
@@ -65,7 +65,7 @@ def rubric(
         )
     if excused:
         ok = _item("orders-table-exists", 2, "sql.row_exists", "database", query="SELECT 1 FROM orders")
-        items.append({**ok, "baseline_ok": True, "baseline_reason": "a sanity check that the seed loaded"})
+        items.append({**ok, "baseline_ok": True, "baseline_reason": "a sanity check that the initial state loaded"})
     if weak:
         items.append(
             _item("answer-mentions-order", 2, "transcript.final_answer_contains", "answer", text="order 2")
@@ -80,12 +80,12 @@ def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
     """Write the world and tasks (id -> rubric() options); returns root/tasks/mini."""
     tasks = tasks if tasks is not None else {"ship-order": {}}
     wdir = root / "tasks" / "mini"
-    (wdir / "seed").mkdir(parents=True, exist_ok=True)
-    (wdir / "seed" / "01-orders.sql").write_text(SEED_SQL)
+    (wdir / "initial_state").mkdir(parents=True, exist_ok=True)
+    (wdir / "initial_state" / "01-orders.sql").write_text(INITIAL_SQL)
     (wdir / "world.yaml").write_text(yaml.safe_dump({
         "name": "mini", "company": "Mini Mart", "date": "2025-03-14", "apps": ["postgres"],
         "agent": {"name": "Ann Agent", "title": "Clerk", "email": "ann@mini.test", "chat_username": "ann"},
-        "seed": {"sql": ["seed/01-orders.sql"]},
+        "initial_state": {"sql": ["initial_state/01-orders.sql"]},
     }))  # fmt: skip
     (root / "rubrics" / "mini").mkdir(parents=True, exist_ok=True)
     for task_id, options in tasks.items():
@@ -100,7 +100,7 @@ def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
         if options.get("leak"):
             (tdir / "files" / "old").mkdir(parents=True, exist_ok=True)
             (tdir / "files" / "old" / "actions.yaml").write_text(yaml.safe_dump(SOLUTION))
-            task_yaml["seed"] = {"workspace": "files"}
+            task_yaml["initial_state"] = {"workspace": "files"}
         (tdir / "task.yaml").write_text(yaml.safe_dump(task_yaml))
         (root / "rubrics" / "mini" / f"{task_id}.json").write_text(
             json.dumps(rubric(task_id, **options), indent=1)

@@ -106,8 +106,8 @@ def test_every_privileged_exec_follows_the_rules():
 
 
 @pytest.mark.parametrize("cmd, cwd, problem", [
-    (["python3", "-m", "mcp_wrappers.mattermost.snapshot"], None, "absolute path"),
-    (["/opt/egym/venv/bin/python3", "-m", "mcp_wrappers.mattermost.snapshot"], None, "without -I"),
+    (["python3", "-m", "mcp_wrappers.chat.snapshot"], None, "absolute path"),
+    (["/opt/egym/venv/bin/python3", "-m", "mcp_wrappers.chat.snapshot"], None, "without -I"),
     (["/usr/bin/python3", "/tmp/x.py"], None, "without -I"),
     (["/usr/bin/python3", "-m", "x", "-I"], None, "without -I"),  # -I after -m belongs to the module
     (["/bin/cat", "/etc/hostname"], "/workspace", "the agent can write there"),
@@ -121,7 +121,7 @@ def test_unsafe_privileged_commands_are_refused(cmd, cwd, problem):
 
 
 @pytest.mark.parametrize("cmd", [
-    ["/opt/egym/venv/bin/python3", "-I", "-m", "mcp_wrappers.mattermost.snapshot"],
+    ["/opt/egym/venv/bin/python3", "-I", "-m", "mcp_wrappers.chat.snapshot"],
     ["/usr/bin/python3", "-IB", "-c", "print(1)"],
     ["/bin/bash", "-c", "exec /usr/bin/id"],
     "echo a shell string runs as /bin/bash -c",

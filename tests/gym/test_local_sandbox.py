@@ -25,7 +25,7 @@ from gym.harness.toolbox import Toolbox
 from gym.policies import make_policy
 from gym.sandbox import LocalSandbox
 from gym.sandbox.overlay import overlay_tar
-from gym.tasks import AgentIdentity, Limits, SeedOverlay, Task, World
+from gym.tasks import AgentIdentity, Limits, Overlay, Task, World
 
 # -- the protocol, on both implementations -----------------------------------------------------------
 
@@ -174,12 +174,12 @@ def test_apps_and_database_seeds_are_refused_with_the_way_out():
 def test_a_workspace_overlay_is_applied_and_a_sql_seed_refused(tmp_path):
     (tmp_path / "files" / "sub").mkdir(parents=True)
     (tmp_path / "files" / "sub" / "readme.txt").write_text("welcome")
-    overlay = overlay_tar((SeedOverlay(workspace="files"), tmp_path))
+    overlay = overlay_tar((Overlay(workspace="files"), tmp_path))
     with LocalSandbox.start(overlay=overlay) as sandbox:
         assert sandbox.read_file("/workspace/sub/readme.txt") == b"welcome"
-    (tmp_path / "seed.sql").write_text("select 1;")
-    with pytest.raises(SandboxError, match="seed.sql"):
-        LocalSandbox.start(overlay=overlay_tar((SeedOverlay(sql=["seed.sql"]), tmp_path)))
+    (tmp_path / "data.sql").write_text("select 1;")
+    with pytest.raises(SandboxError, match="data.sql"):
+        LocalSandbox.start(overlay=overlay_tar((Overlay(sql=["data.sql"]), tmp_path)))
 
 
 # -- the harness's built-in tools (twins of test_harness_tools.py) ----------------------------------------------
@@ -505,7 +505,7 @@ def test_grader_file_checks_read_a_local_sandbox(tmp_path):
     (tmp_path / "ws" / "notes").mkdir(parents=True)
     (tmp_path / "ws" / "notes" / "summary.md").write_text("# Summary\nTotal due: 95.25 EUR\n")
     (tmp_path / "ws" / "empty.txt").write_text("")
-    with LocalSandbox.start(overlay=overlay_tar((SeedOverlay(workspace="ws"), tmp_path))) as sandbox, \
+    with LocalSandbox.start(overlay=overlay_tar((Overlay(workspace="ws"), tmp_path))) as sandbox, \
             SandboxProbe(sandbox) as probe:
         ctx = CheckContext(probe)
         assert files.file_exists(ctx, path="notes/summary.md").passed

@@ -115,7 +115,7 @@ def test_planted_modules_are_live_traps_for_a_careless_reader(honest):
     ran: list[str] = []
 
     def careless_reader(sandbox):
-        sandbox.container.exec_run(["python3", "-m", "mcp_wrappers.mattermost.snapshot"], user="root",
+        sandbox.container.exec_run(["python3", "-m", "mcp_wrappers.chat.snapshot"], user="root",
                                    workdir="/workspace")
         ran.extend(_root(sandbox, f"ls -A {MARKERS}").split())
 

@@ -15,7 +15,7 @@ from core.errors import SandboxError
 from gym.sandbox import DockerSandbox, SandboxLimits
 from gym.sandbox.docker_client import LABEL, client
 from gym.sandbox.overlay import overlay_tar
-from gym.tasks import SeedOverlay
+from gym.tasks import Overlay
 
 REPO = Path(__file__).resolve().parents[2]
 EGYM = [sys.executable, "-m", "gym.cli"]
@@ -140,11 +140,11 @@ def test_open_stdio_is_a_bidirectional_stream(sandbox):
 
 @pytest.mark.docker
 def test_overlay_applies_sql_and_workspace(docker_image, tmp_path):
-    (tmp_path / "seed.sql").write_text("create table customers(name text); insert into customers values ('Ada');"
+    (tmp_path / "data.sql").write_text("create table customers(name text); insert into customers values ('Ada');"
                                       "grant select on customers to agent;")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "readme.txt").write_text("welcome")
-    overlay = overlay_tar((SeedOverlay(sql=["seed.sql"], workspace="docs"), tmp_path))
+    overlay = overlay_tar((Overlay(sql=["data.sql"], workspace="docs"), tmp_path))
     with DockerSandbox.start(docker_image, overlay=overlay, run_id="pytest") as sb:
         assert sb.exec("psql -Atc 'select name from customers'").output.strip() == "Ada"
         assert sb.exec("stat -c '%U' /workspace/readme.txt && cat /workspace/readme.txt").output == "agent\nwelcome"
@@ -201,7 +201,7 @@ def test_unknown_image_is_one_clear_line():
 @pytest.mark.docker
 def test_a_seed_file_that_fails_names_the_file_and_leaves_nothing(docker_image, tmp_path):
     (tmp_path / "broken.sql").write_text("create table ok(x int);\nselect * from no_such_table;\n")
-    overlay = overlay_tar((SeedOverlay(sql=["broken.sql"]), tmp_path))
+    overlay = overlay_tar((Overlay(sql=["broken.sql"]), tmp_path))
     with pytest.raises(SandboxError) as err:
         DockerSandbox.start(docker_image, overlay=overlay, run_id="pytest-badseed")
     message = str(err.value)

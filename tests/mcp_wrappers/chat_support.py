@@ -1,4 +1,4 @@
-"""Helpers for the chat tests: the seed overlay of data/chat_*.yaml and the grader's snapshot."""
+"""Helpers for the chat tests: the overlay of data/chat_*.yaml and the grader's snapshot."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pathlib import Path
 from grader.probe import READER, SNAPSHOT
 
 DATA = Path(__file__).parent / "data"
-CHAT_SEEDS = ["chat_world.yaml", "chat_task.yaml"]  # world seed, then a task overlay that adds to it
+CHAT_FILES = ["chat_world.yaml", "chat_task.yaml"]  # the world's file, then a task overlay that adds to it
 
 
 def chat_overlay() -> bytes:
     from gym.sandbox.overlay import overlay_tar
-    from gym.tasks import SeedOverlay
+    from gym.tasks import Overlay
 
-    return overlay_tar((SeedOverlay(chat=CHAT_SEEDS), DATA))
+    return overlay_tar((Overlay(chat=CHAT_FILES), DATA))
 
 
 def chat_snapshot(sandbox) -> dict:

@@ -3,7 +3,7 @@ service serves, good and bad, and print every exchange as JSON lines for the hos
 {"method", "route" (the path template), "status", "body" (parsed JSON, or null for binary)}.
 
 Uses the admin token (/egym/secrets/chat-admin-token) and the agent's (~agent/.config/egym/chat.env)
-left by the chat seed in tests/mcp_wrappers/data/.
+left by the chat file in tests/mcp_wrappers/data/.
 """
 
 import json

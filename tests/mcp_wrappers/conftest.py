@@ -1,4 +1,4 @@
-"""Chat fixtures: a real container with PostgreSQL and the chat service, seeded with data/chat_*.yaml.
+"""Chat fixtures: a real container with PostgreSQL and the chat service, loaded with data/chat_*.yaml.
 
 One container per test module (module scope) keeps the chat tests fast; tests that
 change chat state use names no other test of the module relies on.
@@ -13,7 +13,7 @@ from tests.mcp_wrappers.chat_support import chat_overlay, chat_snapshot
 
 @pytest.fixture(scope="module")
 def chat_sandbox(docker_image):
-    """A seeded chat container shared by the tests of one module."""
+    """A loaded chat container shared by the tests of one module."""
     from gym.sandbox import DockerSandbox
 
     sandbox = DockerSandbox.start(docker_image, apps=("postgres", "chat"), overlay=chat_overlay(),
@@ -144,7 +144,7 @@ def _office_seed_docx() -> bytes:
     return buf.getvalue()
 
 
-DB_SEED_SQL = """
+DB_INITIAL_SQL = """
 CREATE TABLE employees (id int PRIMARY KEY, name text NOT NULL, dept text, hired date);
 COMMENT ON TABLE employees IS 'Everyone on the payroll';
 INSERT INTO employees VALUES (1, 'Ann Lee', 'Sales', '2021-03-01'), (2, 'Bob Diaz', 'Finance', '2019-07-15'),
@@ -162,7 +162,7 @@ def db_sandbox(docker_image):
     from gym.sandbox import DockerSandbox
     from gym.sandbox.overlay import overlay_tar
 
-    overlay = overlay_tar(extra={"sql/001-db-test.sql": DB_SEED_SQL.encode()})
+    overlay = overlay_tar(extra={"sql/001-db-test.sql": DB_INITIAL_SQL.encode()})
     sandbox = DockerSandbox.start(docker_image, overlay=overlay, run_id="pytest-db")
     yield sandbox
     sandbox.close()

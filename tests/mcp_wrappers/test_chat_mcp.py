@@ -1,4 +1,4 @@
-"""The chat MCP server (python3 -m mcp_wrappers.mattermost), driven over docker exec stdio as the agent.
+"""The chat MCP server (python3 -m mcp_wrappers.chat), driven over docker exec stdio as the agent.
 
 Every tool is called with a good and a bad input; writes are read back through the API
 (the grader's snapshot), not through the tool that made them.
@@ -22,7 +22,7 @@ TOOLS = {"list_channels", "read_channel", "read_thread", "post_message", "reply_
          "attach_file"}
 
 # tool: (good arguments, text the answer contains, bad arguments, text the error contains)
-# "{root}" stands for the seeded thread's first post ("Can you check the Q1 accruals...").
+# "{root}" stands for the initial thread's first post ("Can you check the Q1 accruals...").
 CASES = {
     "list_channels": ({}, "#finance (private", {"query": 123}, "query"),
     "read_channel": ({"channel": "#finance", "limit": 5}, "thread: 2 replies", {"channel": "financ"},

@@ -32,7 +32,7 @@ def chat_exchanges(chat_sandbox) -> list[dict]:
 
 
 def served_routes() -> set[tuple[str, str]]:
-    from mcp_wrappers.chatserver.app import build_app
+    from mcp_wrappers.mattermost_compat.app import build_app
 
     return {(method.lower(), route.path) for route in build_app().routes for method in route.methods
             if method != "HEAD"}

@@ -1,6 +1,6 @@
 """The database MCP server (python3 -m mcp_wrappers.postgres) as `agent`, over docker exec stdio.
 
-The seed (conftest.DB_SEED_SQL) grants agent SELECT and UPDATE on employees and nothing on
+The initial state (conftest.DB_INITIAL_SQL) grants agent SELECT and UPDATE on employees and nothing on
 salaries. Changes are checked through a separate psql connection, not through the tool.
 """
 

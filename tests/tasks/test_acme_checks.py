@@ -8,7 +8,7 @@ from grader.checks.base import CheckContext
 from grader.probe import StaticProbe
 from rubrics.acme import checks
 
-OLD, NEW = checks.SEEDED_UNTIL_MS - 60_000, checks.SEEDED_UNTIL_MS + 60_000
+OLD, NEW = checks.HISTORY_UNTIL_MS - 60_000, checks.HISTORY_UNTIL_MS + 60_000
 
 
 def _post(pid, channel, user, message, at=NEW, files=()):

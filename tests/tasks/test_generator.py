@@ -1,4 +1,4 @@
-"""The Acme world seed is generated, not hand-edited: regenerating it must reproduce every byte."""
+"""The Acme world's initial state is generated, not hand-edited: regenerating it must reproduce every byte."""
 
 from __future__ import annotations
 
@@ -12,24 +12,24 @@ import pytest
 
 from tests.tasks.conftest import ACME
 
-SEED = ACME / "seed"
+CHECKED_IN = ACME / "initial_state"
 
 
 def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_regenerated_seed_is_byte_identical(tmp_path):
+def test_the_regenerated_initial_state_is_byte_identical(tmp_path):
     for lib in ("openpyxl", "docx", "odf"):
         if __import__("importlib.util").util.find_spec(lib) is None:
             pytest.fail(f"{lib} is missing: the document generator needs openpyxl, python-docx and odfpy (test extra)")
-    out = tmp_path / "seed"
+    out = tmp_path / "initial_state"
     run = subprocess.run([sys.executable, str(ACME / "generate.py"), "--out", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    expected, got = _files(SEED), _files(out)
+    expected, got = _files(CHECKED_IN), _files(out)
     assert sorted(got) == sorted(expected), "the generator writes a different set of files than is checked in"
     changed = [name for name in expected if expected[name] != got[name]]
-    assert not changed, f"regenerate with `python tasks/acme/generate.py`: these differ from the checked-in seed: {changed}"
+    assert not changed, f"regenerate with `python tasks/acme/generate.py`: these differ from the checked-in initial state: {changed}"
 
 
 def test_another_seed_gives_another_world_with_the_same_planted_facts(acme_generator):

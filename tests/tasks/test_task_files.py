@@ -18,16 +18,16 @@ TASKS = discover_tasks(ACME)
 
 
 def _expanded(rubric):
-    """Concrete items, with seed queries answered by a placeholder (their values do not change the count)."""
-    return expand_items(rubric, {q: [{"digest": "seeded"}] for q in rubric.seed_queries()})
+    """Concrete items, with initial queries answered by a placeholder (their values do not change the count)."""
+    return expand_items(rubric, {q: [{"digest": "seeded"}] for q in rubric.initial_queries()})
 
 
 def test_world_loads_and_names_its_seed_files():
     world = load_world(ACME)
     assert world.name == "acme" and world.agent.db_role == "agent"
-    for rel in [*world.seed.sql, *world.seed.chat]:
+    for rel in [*world.initial_state.sql, *world.initial_state.chat]:
         assert (ACME / rel).is_file(), rel
-    assert (ACME / world.seed.workspace).is_dir()
+    assert (ACME / world.initial_state.workspace).is_dir()
 
 
 def test_library_shape():

@@ -1,4 +1,4 @@
-"""The Acme seed in a real container: it loads, stays consistent, grants what the job allows, and the
+"""The Acme initial state in a real container: it loads, stays consistent, grants what the job allows, and the
 reference solutions of two short tasks reach full score through the real harness and grader."""
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ def test_chat_and_documents_are_seeded(world_sandbox):
 
 @pytest.mark.parametrize("task_id", ["overdue-invoices", "holiday-coverage"])
 def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
+    from grader.initial_state import initial_rows
     from grader.loader import load_rubric
     from grader.probe import SandboxProbe
     from grader.score import grade
-    from grader.seed import seed_rows
-    from gym.episode import TaskSeeds
+    from gym.episode import TaskInitialState
     from gym.harness.config import HarnessConfig
     from gym.harness.loop import run_episode
     from gym.mcp_client import APP_SERVERS, SERVERS
@@ -97,14 +97,14 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
     used = {s.tool.split(".")[0] for s in load_solution(task.path / task.solution) if isinstance(s, ToolStep)}
     servers = {APP_SERVERS[a]: SERVERS[APP_SERVERS[a]] for a in task.apps if APP_SERVERS[a] in used}
     with task_sandbox(task, run_id="pytest-acme") as sb:
-        rows = seed_rows(rubric, TaskSeeds(task), probe=SandboxProbe(sb), cache_dir=tmp_path)
+        rows = initial_rows(rubric, TaskInitialState(task), probe=SandboxProbe(sb), cache_dir=tmp_path)
         with SandboxProbe(sb) as probe:
-            before = grade(rubric, probe, None, seed_rows=rows)
+            before = grade(rubric, probe, None, initial_rows=rows)
         trajectory = asyncio.run(run_episode(sb, task, world_of(task), OraclePolicy(task, strict=True),
                                              HarnessConfig(mcp_servers=servers)))
         assert trajectory.stop_reason == "answered", trajectory.error
         with SandboxProbe(sb) as probe:
-            after = grade(rubric, probe, trajectory, seed_rows=rows)
+            after = grade(rubric, probe, trajectory, initial_rows=rows)
     assert before.earned == 0
     assert after.earned == after.possible and not after.incomplete, [
         (i.id, i.status, i.evidence) for i in after.items if i.status != "pass"]

@@ -1,4 +1,4 @@
-"""The chat seed (mcp_wrappers/chatserver/seedfile.py format): users, channels, months of posts."""
+"""The chat file (mcp_wrappers/chat/chatfile.py format): users, channels, months of posts."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _user(p: roster.Person) -> dict:
 
 
 def _posts(msgs: list[tuple]) -> list[dict]:
-    """Roots in time order, each with its replies nested (the seed format's shape)."""
+    """Roots in time order, each with its replies nested (the chat file format's shape)."""
     roots = sorted((m for m in msgs if "root" not in m[5]), key=lambda m: (m[3], m[0]))
     replies: dict[str, list[tuple]] = {}
     for m in msgs:

@@ -1,4 +1,4 @@
-"""The world's SQL seed files, as {file name: text}."""
+"""The world's initial-state SQL files, as {file name: text}."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chat seed format (YAML or JSON), validated strictly: a typo is an error, not a default.
+"""The chat file format (YAML or JSON), validated strictly: a typo is an error, not a default.
 
     agent_user: dana.lee                 # whose token the agent's MCP server gets (optional)
     team: {name: acme, display_name: Acme Corp}   # optional in a second file: the existing team is used
@@ -19,7 +19,7 @@
           - {user: dana.lee, create_at: 2024-03-04T09:20:00Z, message: On it.}
 
 Users, channels and posts of a later file are added to what earlier files made
-(a world seed, then a task overlay); an existing channel gains the new members.
+(the world's file, then a task's); an existing channel gains the new members.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class SeedPost(SeedReply):
     replies: list[SeedReply] = Field(default_factory=list)
 
 
-class ChatSeed(_Strict):
+class ChatFile(_Strict):
     agent_user: str | None = Field(None, description="Username the agent acts as; its token goes to chat.env.")
     team: SeedTeam | None = None
     users: list[SeedUser] = Field(default_factory=list)
@@ -102,9 +102,9 @@ class ChatSeed(_Strict):
     posts: list[SeedPost] = Field(default_factory=list)
 
 
-def load_seed(path: Path) -> ChatSeed:
+def load_chat_file(path: Path) -> ChatFile:
     data = yaml.safe_load(path.read_text())  # JSON is YAML too
-    return ChatSeed.model_validate(data or {})
+    return ChatFile.model_validate(data or {})
 
 
 def dm_usernames(channel: str) -> list[str] | None:

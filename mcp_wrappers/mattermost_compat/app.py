@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_wrappers.chatserver import api_channels, api_files, api_posts, api_teams, api_users, ids
-from mcp_wrappers.chatserver.db import Database
-from mcp_wrappers.chatserver.errors import ApiError
-from mcp_wrappers.chatserver.web import error_response
+from mcp_wrappers.mattermost_compat import api_channels, api_files, api_posts, api_teams, api_users, ids
+from mcp_wrappers.mattermost_compat.db import Database
+from mcp_wrappers.mattermost_compat.errors import ApiError
+from mcp_wrappers.mattermost_compat.web import error_response
 
 DEFAULT_DSN = "dbname=chat user=chat host=/var/run/postgresql"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from mcp_wrappers.mattermost.client import Channel, Post, User
-from mcp_wrappers.mattermost.session import ChatSession
+from mcp_wrappers.chat.client import Channel, Post, User
+from mcp_wrappers.chat.session import ChatSession
 
 
 def when(ms: int) -> str:

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_wrappers.chatserver.errors import ApiError
+from mcp_wrappers.mattermost_compat.errors import ApiError
 
 MODIFIERS = ("from", "in", "after", "before", "on")
 

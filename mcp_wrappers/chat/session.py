@@ -13,7 +13,7 @@ from functools import cached_property
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_wrappers.mattermost.client import ApiError, Channel, MattermostClient, Team, User
+from mcp_wrappers.chat.client import ApiError, Channel, MattermostClient, Team, User
 
 ID_RE = re.compile(r"^[a-z0-9]{26}$")
 

@@ -10,11 +10,11 @@ from starlette.datastructures import UploadFile
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcp_wrappers.chatserver import ids, perms, views
-from mcp_wrappers.chatserver.api_posts import FILE_COLUMNS
-from mcp_wrappers.chatserver.db import Row
-from mcp_wrappers.chatserver.errors import ApiError, bad_param, forbidden
-from mcp_wrappers.chatserver.web import Ctx, endpoint
+from mcp_wrappers.mattermost_compat import ids, perms, views
+from mcp_wrappers.mattermost_compat.api_posts import FILE_COLUMNS
+from mcp_wrappers.mattermost_compat.db import Row
+from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
+from mcp_wrappers.mattermost_compat.web import Ctx, endpoint
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 

@@ -1,5 +1,5 @@
-"""Chat seeding through the API (world seed, then a task overlay), the grader snapshot, the secrets
-the seed leaves behind, and the start/stop scripts."""
+"""Loading chat files through the API (the world's, then a task's), the grader snapshot, the secrets
+the loader leaves behind, and the start/stop scripts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from mcp_wrappers import PYTHON
-from mcp_wrappers.chatserver.seedfile import ChatSeed, SeedReply, dm_usernames
+from mcp_wrappers.chat.chatfile import ChatFile, SeedReply, dm_usernames
 from tests.mcp_wrappers.chat_support import DATA, chat_snapshot
 
 
@@ -17,11 +17,11 @@ def ms(text: str) -> int:
     return int(dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-# -- the seed format (no container) ---------------------------------------------
+# -- the chat file format (no container) ---------------------------------------------
 
 def test_seed_format_is_strict_and_times_are_utc():
     with pytest.raises(ValidationError, match="memebers"):
-        ChatSeed.model_validate({"channels": [{"name": "x", "memebers": ["a"]}]})
+        ChatFile.model_validate({"channels": [{"name": "x", "memebers": ["a"]}]})
     naive = SeedReply(user="a", message="m", create_at=dt.datetime(2024, 3, 4, 9, 15))
     assert naive.millis() == ms("2024-03-04T09:15:00Z") == SeedReply(user="a", message="m",
                                                                       create_at=ms("2024-03-04T09:15:00Z")).millis()
@@ -29,10 +29,10 @@ def test_seed_format_is_strict_and_times_are_utc():
 
 
 def test_example_seeds_validate():
-    from mcp_wrappers.chatserver.seedfile import load_seed
+    from mcp_wrappers.chat.chatfile import load_chat_file
 
     for name in ("chat_world.yaml", "chat_task.yaml"):
-        assert load_seed(DATA / name).model_dump()
+        assert load_chat_file(DATA / name).model_dump()
 
 
 # -- loaded into a real chat service ----------------------------------------------
@@ -101,22 +101,22 @@ def test_tokens_are_private_and_the_agent_cannot_open_the_chat_database(chat_san
     assert not denied.ok and "permission denied" in denied.output
 
 
-@pytest.mark.parametrize(("seed", "error"), [
+@pytest.mark.parametrize(("text", "error"), [
     ("channels: [{name: x, memebers: [a]}]", "channels.0.memebers: Extra inputs are not permitted"),
-    ("posts: [{channel: finance, user: ghost, message: boo}]", "user 'ghost' is neither in this seed nor on the server"),
+    ("posts: [{channel: finance, user: ghost, message: boo}]", "user 'ghost' is neither in this file nor on the server"),
     ("posts: [{channel: nowhere, user: raj.patel, message: hi}]", "post in unknown channel 'nowhere'"),
 ])
 @pytest.mark.docker
-def test_bad_seed_fails_with_one_line(chat_sandbox, seed, error):
-    chat_sandbox.write_file("/tmp/bad.yaml", seed.encode(), user="root")
-    result = chat_sandbox.exec([*PYTHON, "-m", "mcp_wrappers.chatserver.seed", "/tmp/bad.yaml"], user="root")
+def test_a_bad_chat_file_fails_with_one_line(chat_sandbox, text, error):
+    chat_sandbox.write_file("/tmp/bad.yaml", text.encode(), user="root")
+    result = chat_sandbox.exec([*PYTHON, "-m", "mcp_wrappers.chat.load", "/tmp/bad.yaml"], user="root")
     assert result.exit_code == 1
     assert result.output.strip().count("\n") == 0 and error in result.output, result.output
 
 
 @pytest.mark.docker
 def test_stop_and_start_keep_the_data(chat_sandbox, chat_state0):
-    stop = chat_sandbox.exec("/opt/egym/bin/stop-chat && ! pgrep -u chat -f mcp_wrappers.chatserver", user="root")
+    stop = chat_sandbox.exec("/opt/egym/bin/stop-chat && ! pgrep -u chat -f mcp_wrappers.mattermost_compat", user="root")
     assert stop.ok, stop.output
     start = chat_sandbox.exec("/opt/egym/bin/start-chat && /opt/egym/bin/start-chat", user="root")  # idempotent
     assert start.ok, start.output

@@ -8,9 +8,9 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_wrappers.chatserver import ids, perms, views
-from mcp_wrappers.chatserver.errors import ApiError, bad_param, forbidden
-from mcp_wrappers.chatserver.web import Ctx, body_int, endpoint, require_str
+from mcp_wrappers.mattermost_compat import ids, perms, views
+from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
+from mcp_wrappers.mattermost_compat.web import Ctx, body_int, endpoint, require_str
 
 USERNAME_RE = re.compile(r"^[a-z][a-z0-9.\-_]{2,21}$")
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")

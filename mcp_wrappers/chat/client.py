@@ -1,4 +1,4 @@
-"""The one Mattermost API v4 client: used by the MCP server, the seed loader and the snapshot CLI.
+"""The one Mattermost API v4 client: used by the MCP server, the chat loader and the snapshot CLI.
 
 httpx with typed helpers. Response models ignore fields they do not name
 (real Mattermost returns many more), so the same code reads this project's

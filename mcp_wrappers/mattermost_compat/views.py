@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_wrappers.chatserver.db import Row
+from mcp_wrappers.mattermost_compat.db import Row
 
 USER_NOTIFY = {"channel": "true", "comments": "never", "desktop": "mention", "desktop_sound": "true",
                "email": "true", "first_name": "false", "mention_keys": "", "push": "mention"}

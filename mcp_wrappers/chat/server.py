@@ -1,8 +1,8 @@
 """The chat MCP server: Slack-like tools over the Mattermost API v4, acting as the agent's user.
 
-Run: `python3 -m mcp_wrappers.mattermost` (stdio) as OS user `agent`. Configured by
+Run: `python3 -m mcp_wrappers.chat` (stdio) as OS user `agent`. Configured by
 MATTERMOST_URL (default http://127.0.0.1:8065) and MATTERMOST_TOKEN (default: the
-token the seed loader wrote to ~/.config/egym/chat.env); MATTERMOST_TEAM picks the
+token the chat loader wrote to ~/.config/egym/chat.env); MATTERMOST_TEAM picks the
 team when the user is in several.
 """
 
@@ -17,9 +17,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from mcp_wrappers.mattermost import render
-from mcp_wrappers.mattermost.client import ApiError, MattermostClient
-from mcp_wrappers.mattermost.session import ChatSession
+from mcp_wrappers.chat import render
+from mcp_wrappers.chat.client import ApiError, MattermostClient
+from mcp_wrappers.chat.session import ChatSession
 from mcp_wrappers.toolkit import READ_ONLY, make_server, run_stdio, tool_errors, writes
 
 log = logging.getLogger("egym.chat")
@@ -35,7 +35,7 @@ def session() -> ChatSession:
     if _session is None:
         client = MattermostClient.for_agent()
         if not client.token:
-            raise ToolError("no chat token: set MATTERMOST_TOKEN or load a chat seed with agent_user")
+            raise ToolError("no chat token: set MATTERMOST_TOKEN or load a chat file with agent_user")
         _session = ChatSession(client)
     return _session
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from starlette.routing import Route
 
-from mcp_wrappers.chatserver import ids, perms, views
-from mcp_wrappers.chatserver.db import Row, Tx
-from mcp_wrappers.chatserver.errors import ApiError, bad_param, forbidden
-from mcp_wrappers.chatserver.web import Ctx, endpoint, require_str
+from mcp_wrappers.mattermost_compat import ids, perms, views
+from mcp_wrappers.mattermost_compat.db import Row, Tx
+from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
+from mcp_wrappers.mattermost_compat.web import Ctx, endpoint, require_str
 
 TEAM_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9\-]{1,63}$")
 DEFAULT_CHANNELS = (("town-square", "Town Square"), ("off-topic", "Off-Topic"))

@@ -8,11 +8,11 @@ from typing import Any
 
 from starlette.routing import Route
 
-from mcp_wrappers.chatserver import ids, perms, views
-from mcp_wrappers.chatserver.api_teams import DEFAULT_CHANNELS, add_channel_member
-from mcp_wrappers.chatserver.db import Row
-from mcp_wrappers.chatserver.errors import ApiError, bad_param, forbidden
-from mcp_wrappers.chatserver.web import Ctx, endpoint, require_str
+from mcp_wrappers.mattermost_compat import ids, perms, views
+from mcp_wrappers.mattermost_compat.api_teams import DEFAULT_CHANNELS, add_channel_member
+from mcp_wrappers.mattermost_compat.db import Row
+from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
+from mcp_wrappers.mattermost_compat.web import Ctx, endpoint, require_str
 
 CHANNEL_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
 ORDER = " ORDER BY c.display_name, c.name"

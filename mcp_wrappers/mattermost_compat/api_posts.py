@@ -7,10 +7,10 @@ from typing import Any
 
 from starlette.routing import Route
 
-from mcp_wrappers.chatserver import ids, perms, search, views
-from mcp_wrappers.chatserver.db import Row, Tx, jsonb
-from mcp_wrappers.chatserver.errors import ApiError, bad_param, forbidden
-from mcp_wrappers.chatserver.web import Ctx, body_int, endpoint, require_str
+from mcp_wrappers.mattermost_compat import ids, perms, search, views
+from mcp_wrappers.mattermost_compat.db import Row, Tx, jsonb
+from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
+from mcp_wrappers.mattermost_compat.web import Ctx, body_int, endpoint, require_str
 
 MAX_MESSAGE = 16383
 MAX_FILES = 5
@@ -69,7 +69,7 @@ async def create_post(ctx: Ctx) -> tuple[int, Any]:
         root = await ctx.tx.one("SELECT * FROM posts WHERE id = %s AND delete_at = 0", root_id)
         if root is None or root["channel_id"] != channel_id or root["root_id"]:
             raise ApiError(400, "api.post.create_post.root_id.app_error", "Invalid RootId parameter.")
-    # Mattermost honours a client-supplied create_at only for system admins (imports, seeding).
+    # Mattermost honours a client-supplied create_at only for system admins (imports, loading).
     create_at = body.get("create_at") if ctx.is_admin and isinstance(body.get("create_at"), int) else 0
     create_at = create_at if create_at and create_at > 0 else ids.now_ms()
     post_id = ids.new_id()

@@ -7,9 +7,9 @@ posting, reacting and uploading need channel membership.
 
 from __future__ import annotations
 
-from mcp_wrappers.chatserver.db import Row, Tx
-from mcp_wrappers.chatserver.errors import ApiError, forbidden, not_found
-from mcp_wrappers.chatserver.web import Ctx
+from mcp_wrappers.mattermost_compat.db import Row, Tx
+from mcp_wrappers.mattermost_compat.errors import ApiError, forbidden, not_found
+from mcp_wrappers.mattermost_compat.web import Ctx
 
 
 async def get_user(tx: Tx, user_id: str) -> Row:

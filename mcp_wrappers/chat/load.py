@@ -1,13 +1,13 @@
-"""Load a chat seed through the Mattermost API: `python3 -m mcp_wrappers.chatserver.seed FILE...`.
+"""Load a chat file through the Mattermost API: `python3 -m mcp_wrappers.chat.load FILE...`.
 
-Run as root by egym-init after start-chat, once per chat seed file (world seed,
+Run as root by egym-init after start-chat, once per chat file (the world's,
 then task overlay; each adds to what is there). Only API v4 calls are used, so
-the same seed loads into a real Mattermost (see docs/chat.md):
+the same file loads into a real Mattermost (see docs/chat.md):
 
 - the first account ever created becomes system admin (Mattermost's own rule);
   its personal access token goes to /egym/secrets/chat-admin-token (root, 0600);
 - users, the team, channels and memberships are created by that admin, or by a
-  channel's first member so the creator is a seeded person;
+  channel's first member so the creator is a person from the file;
 - posts are created with their author's token. Mattermost keeps a client's
   `create_at` only when the session has manage_system, so authors of dated posts
   are system admins while their posts are written and get their roles back after;
@@ -26,15 +26,15 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from mcp_wrappers.chatserver.seedfile import (
-    ChatSeed,
+from mcp_wrappers.chat.chatfile import (
+    ChatFile,
     SeedChannel,
     SeedPost,
     SeedReply,
     dm_usernames,
-    load_seed,
+    load_chat_file,
 )
-from mcp_wrappers.mattermost.client import (
+from mcp_wrappers.chat.client import (
     ADMIN_TOKEN_FILE,
     AGENT_ENV_FILE,
     DEFAULT_URL,
@@ -64,7 +64,7 @@ def bootstrap_admin(url: str, token_file: Path) -> MattermostClient:
     user = anonymous.create_user(username=ADMIN_USERNAME, email="admin@example.com", password=password,
                                  first_name="System", last_name="Admin")
     session = anonymous.with_token(anonymous.login(ADMIN_USERNAME, password))
-    token = session.create_token(user.id, "egym: seed loader and grader snapshot")
+    token = session.create_token(user.id, "egym: chat loader and grader snapshot")
     token_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -74,10 +74,10 @@ def bootstrap_admin(url: str, token_file: Path) -> MattermostClient:
 
 
 class Loader:
-    """One seed file applied on top of the server's current state."""
+    """One chat file applied on top of the server's current state."""
 
-    def __init__(self, admin: MattermostClient, seed: ChatSeed):
-        self.admin, self.seed = admin, seed
+    def __init__(self, admin: MattermostClient, chat: ChatFile):
+        self.admin, self.chat = admin, chat
         self.users: dict[str, User] = {}
         self.channels: dict[str, Channel] = {}
         self._clients: dict[str, tuple[MattermostClient, str]] = {}  # username -> (client, token id)
@@ -88,13 +88,13 @@ class Loader:
             try:
                 self.users[username] = self.admin.user_by_username(username)
             except ApiError:
-                raise ValueError(f"user '{username}' is neither in this seed nor on the server") from None
+                raise ValueError(f"user '{username}' is neither in this file nor on the server") from None
         return self.users[username]
 
     def as_user(self, username: str) -> MattermostClient:
         """A client acting as `username` (a personal access token revoked when loading ends)."""
         if username not in self._clients:
-            token = self.admin.create_token(self.user(username).id, "egym: seed loader (revoked after seeding)")
+            token = self.admin.create_token(self.user(username).id, "egym: chat loader (revoked after loading)")
             self._clients[username] = (self.admin.with_token(token.token), token.id)
         return self._clients[username][0]
 
@@ -105,7 +105,7 @@ class Loader:
     # -- steps ---------------------------------------------------------------
 
     def ensure_team(self) -> None:
-        wanted = self.seed.team
+        wanted = self.chat.team
         if wanted is not None:
             try:
                 self.team = self.admin.team_by_name(wanted.name)
@@ -116,11 +116,11 @@ class Loader:
             return
         teams = self.admin.user_teams()
         if len(teams) != 1:
-            raise ValueError(f"the seed names no team and the server has {len(teams)}; add `team: {{name: ...}}`")
+            raise ValueError(f"the file names no team and the server has {len(teams)}; add `team: {{name: ...}}`")
         self.team = teams[0]
 
     def ensure_users(self) -> None:
-        for spec in self.seed.users:
+        for spec in self.chat.users:
             try:
                 user = self.admin.user_by_username(spec.username)
             except ApiError as exc:
@@ -180,26 +180,26 @@ class Loader:
 
     def write_posts(self) -> None:
         """Dated posts need their authors to be admins while they are written; roles are restored after."""
-        dated = {p.user for post in self.seed.posts for p in (post, *post.replies) if p.create_at is not None}
+        dated = {p.user for post in self.chat.posts for p in (post, *post.replies) if p.create_at is not None}
         restore = {name: self.user(name).roles for name in dated if "system_admin" not in self.user(name).roles}
         try:
             for name in restore:
                 self.admin.set_roles(self.user(name).id, ADMIN_ROLES)
-            for post in self.seed.posts:
+            for post in self.chat.posts:
                 self.write_post(post, self.channel_for(post))
         finally:
             for name, roles in restore.items():
                 self.admin.set_roles(self.user(name).id, roles or "system_user")
 
     def agent_token(self) -> str:
-        username = self.seed.agent_user
+        username = self.chat.agent_user
         assert username is not None
         return self.admin.create_token(self.user(username).id, "egym: the agent's MCP server").token
 
     def run(self) -> None:
         self.ensure_team()
         self.ensure_users()
-        for spec in self.seed.channels:
+        for spec in self.chat.channels:
             self.ensure_channel(spec)
         self.write_posts()
 
@@ -220,24 +220,24 @@ def write_agent_env(path: Path, values: dict[str, str]) -> None:
 
 
 def seed_file(path: Path, *, url: str, admin_token_file: Path, agent_env_file: Path) -> str:
-    seed = load_seed(path)
+    chat = load_chat_file(path)
     admin = bootstrap_admin(url, admin_token_file)
-    loader = Loader(admin, seed)
+    loader = Loader(admin, chat)
     try:
         loader.run()
-        if seed.agent_user:
+        if chat.agent_user:
             write_agent_env(agent_env_file, {"MATTERMOST_URL": url, "MATTERMOST_TOKEN": loader.agent_token(),
-                                             "MATTERMOST_USERNAME": seed.agent_user,
+                                             "MATTERMOST_USERNAME": chat.agent_user,
                                              "MATTERMOST_TEAM": loader.team.name})
     finally:
         loader.close()
-    return (f"{path.name}: {len(seed.users)} users, {len(seed.channels)} channels, {len(seed.posts)} posts"
-            + (f", agent {seed.agent_user}" if seed.agent_user else ""))
+    return (f"{path.name}: {len(chat.users)} users, {len(chat.channels)} channels, {len(chat.posts)} posts"
+            + (f", agent {chat.agent_user}" if chat.agent_user else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m mcp_wrappers.chatserver.seed", description=__doc__.split("\n")[0])
-    parser.add_argument("files", nargs="+", type=Path, help="chat seed files (YAML or JSON), applied in order")
+    parser = argparse.ArgumentParser(prog="python3 -m mcp_wrappers.chat.load", description=__doc__.split("\n")[0])
+    parser.add_argument("files", nargs="+", type=Path, help="chat file (YAML or JSON), applied in order")
     parser.add_argument("--url", default=os.environ.get("MATTERMOST_URL", DEFAULT_URL))
     parser.add_argument("--admin-token-file", type=Path, default=ADMIN_TOKEN_FILE)
     parser.add_argument("--agent-env-file", type=Path, default=AGENT_ENV_FILE)
@@ -249,11 +249,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
-            print(f"chat seed {path}: {where}: {err['msg']} ({exc.error_count()} error(s))", file=sys.stderr)
+            print(f"chat file {path}: {where}: {err['msg']} ({exc.error_count()} error(s))", file=sys.stderr)
             return 1
         except (ApiError, ValueError, OSError, yaml.YAMLError) as exc:
-            # One line: egym-init reports the last line of this output as the seed error.
-            print(f"chat seed {path}: {' '.join(str(exc).split())}", file=sys.stderr)
+            # One line: egym-init reports the last line of this output as the load error.
+            print(f"chat file {path}: {' '.join(str(exc).split())}", file=sys.stderr)
             return 1
     return 0
 

@@ -15,9 +15,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from mcp_wrappers.chatserver import ids
-from mcp_wrappers.chatserver.db import Database, Row, Tx
-from mcp_wrappers.chatserver.errors import ApiError, bad_param, unauthorized
+from mcp_wrappers.mattermost_compat import ids
+from mcp_wrappers.mattermost_compat.db import Database, Row, Tx
+from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, unauthorized
 
 MAX_PER_PAGE = 200
 

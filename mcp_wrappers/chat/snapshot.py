@@ -1,4 +1,4 @@
-"""Print the whole chat state as ONE JSON document (for the grader): `python3 -m mcp_wrappers.mattermost.snapshot`.
+"""Print the whole chat state as ONE JSON document (for the grader): `python3 -m mcp_wrappers.chat.snapshot`.
 
 Run by the grader as OS user `grader`: it reads everything through the API with the
 admin token from /egym/secrets/chat-admin-token (override: MATTERMOST_TOKEN,
@@ -26,7 +26,7 @@ import os
 import sys
 from typing import Any
 
-from mcp_wrappers.mattermost.client import ADMIN_TOKEN_FILE, DEFAULT_URL, ApiError, Channel, MattermostClient
+from mcp_wrappers.chat.client import ADMIN_TOKEN_FILE, DEFAULT_URL, ApiError, Channel, MattermostClient
 
 
 def _channels(client: MattermostClient, user_ids: list[str]) -> list[Channel]:
@@ -69,7 +69,7 @@ def main() -> int:
     try:
         token = token or ADMIN_TOKEN_FILE.read_text().strip()
     except OSError as exc:
-        print(f"chat snapshot: no admin token ({exc}); was a chat seed loaded?", file=sys.stderr)
+        print(f"chat snapshot: no admin token ({exc}); was a chat file loaded?", file=sys.stderr)
         return 1
     client = MattermostClient(os.environ.get("MATTERMOST_URL", DEFAULT_URL), token)
     try:

@@ -1,4 +1,4 @@
-"""Run the chat service: `python3 -m mcp_wrappers.chatserver` (env CHAT_HOST, CHAT_PORT, CHAT_DSN)."""
+"""Run the chat service: `python3 -m mcp_wrappers.mattermost_compat` (env CHAT_HOST, CHAT_PORT, CHAT_DSN)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import uvicorn
 
-from mcp_wrappers.chatserver.app import DEFAULT_DSN, build_app
+from mcp_wrappers.mattermost_compat.app import DEFAULT_DSN, build_app
 
 
 def main() -> None:

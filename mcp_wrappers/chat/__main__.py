@@ -1,0 +1,3 @@
+from mcp_wrappers.chat.server import main
+
+main()

@@ -1,3 +1,0 @@
-from mcp_wrappers.mattermost.server import main
-
-main()
