@@ -1,4 +1,4 @@
-"""Harness overheads: latency of each atomic tool, an MCP call, a timed-out command, an episode's set-up.
+"""Harness overheads: latency of each built-in tool, an MCP call, a timed-out command, an episode's set-up.
 
     .venv/bin/python bench/bench_harness.py [--n 20]   -> bench/results/harness.json
 

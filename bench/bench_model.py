@@ -69,7 +69,7 @@ print(json.dumps({"prompt_tokens": len(tokens), "prefill_tokens_per_s": len(toke
 def task_prompt(engine: Engine) -> tuple[list[int], str]:
     """The first prompt of a real episode (overdue-invoices), as token ids and text."""
     from core.trajectory import Message
-    from gym.harness.atomic import ATOMIC_TOOLS
+    from gym.harness.builtin_tools import BUILTIN_TOOLS
     from gym.harness.prompt import system_prompt
     from gym.policies.chat_render import render_prompt_ids
     from gym.tasks import world_of
@@ -77,7 +77,7 @@ def task_prompt(engine: Engine) -> tuple[list[int], str]:
     task = load_task(ROOT / "tasks" / "acme" / SHORT_TASKS[0])
     messages = [Message(role="system", content=system_prompt(task, world_of(task))),
                 Message(role="user", content=task.prompt)]
-    ids = render_prompt_ids(engine.tokenizer, messages, [spec.schema() for spec in ATOMIC_TOOLS.values()])
+    ids = render_prompt_ids(engine.tokenizer, messages, [spec.schema() for spec in BUILTIN_TOOLS.values()])
     return ids, engine.tokenizer.decode(ids)
 
 

@@ -22,7 +22,7 @@ import anyio.to_thread
 from core.errors import SandboxError
 from gym.harness import fileops_remote
 from gym.harness.shell import pump
-from gym.harness.tooling import ToolError
+from gym.harness.tool import ToolError
 from gym.sandbox.base import Sandbox, StdioStream
 from mcp_wrappers import PYTHON
 

@@ -1,4 +1,4 @@
-"""All tools of one episode behind one call: the atomic tools plus every tool the task's MCP servers list.
+"""All tools of one episode behind one call: the built-in tools plus every tool the task's MCP servers list.
 
 MCP tools are namespaced by server: `chat.post_message` is the canonical name
 everywhere in the gym (trajectories, solutions, rubrics). Policies whose wire
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.trajectory import ToolCall, ToolResult
-from gym.harness.atomic import ATOMIC_TOOLS, ToolEnv
+from gym.harness.builtin_tools import BUILTIN_TOOLS, ToolEnv
 from gym.harness.config import HarnessConfig
 from gym.harness.faults import FaultInjector
 from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
-from gym.harness.tooling import ToolError
+from gym.harness.tool import ToolError
 from gym.mcp_client import APP_SERVERS, SERVERS, McpServerConnection
 from gym.sandbox.base import Sandbox
 from gym.tasks import Task
@@ -82,10 +82,10 @@ class Toolbox:
             yield cls(env, connections, mcp_tools, FaultInjector(config.faults), config.output_cap_chars)
 
     def names(self) -> list[str]:
-        return [*ATOMIC_TOOLS, *self.mcp_tools]
+        return [*BUILTIN_TOOLS, *self.mcp_tools]
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [spec.schema() for spec in ATOMIC_TOOLS.values()] + [t.schema for t in self.mcp_tools.values()]
+        return [spec.schema() for spec in BUILTIN_TOOLS.values()] + [t.schema for t in self.mcp_tools.values()]
 
     async def call(self, call: ToolCall) -> ToolResult:
         """Execute one tool call. Every failure the model could cause or see comes back as an error result."""
@@ -103,8 +103,8 @@ class Toolbox:
                           is_error=is_error, seconds=round(time.monotonic() - started, 4), fault=fault)
 
     async def _dispatch(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, str | None]:
-        if name in ATOMIC_TOOLS:
-            return await ATOMIC_TOOLS[name](self.env, arguments), False, None
+        if name in BUILTIN_TOOLS:
+            return await BUILTIN_TOOLS[name](self.env, arguments), False, None
         if name in self.mcp_tools:
             target = self.mcp_tools[name]
             fault = self.injector.draw(target.server)

@@ -1,4 +1,4 @@
-"""The atomic tools in a real container: persistent shell, timeouts, output caps, file tools, todo."""
+"""The built-in tools in a real container: persistent shell, timeouts, output caps, file tools, todo."""
 
 from __future__ import annotations
 

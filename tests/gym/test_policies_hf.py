@@ -13,7 +13,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from core.trajectory import Message
 from gym.harness import HarnessConfig, run_episode
-from gym.harness.atomic import ATOMIC_TOOLS
+from gym.harness.builtin_tools import BUILTIN_TOOLS
 from gym.models.engine import Engine
 from gym.policies import make_policy
 from gym.policies.chat_render import render_prompt_ids
@@ -124,7 +124,7 @@ async def test_a_tiny_model_drives_turns_with_token_ids_and_logprobs(tiny, docke
         assert len(turn.token_ids) == len(turn.logprobs) == turn.completion_tokens > 0
         assert all(lp <= 0 and math.isfinite(lp) for lp in turn.logprobs)
         # the prompt ids are the rendered conversation the model saw, tools included
-        assert turn.prompt_token_ids == render_prompt_ids(tokenizer, context, [s.schema() for s in ATOMIC_TOOLS.values()])
+        assert turn.prompt_token_ids == render_prompt_ids(tokenizer, context, [s.schema() for s in BUILTIN_TOOLS.values()])
         assert step.context_tokens == len(turn.prompt_token_ids)
         # each logprob is the model's own log-probability of its token at the sampling temperature
         expected = recomputed_logprobs(model, turn.prompt_token_ids, turn.token_ids, 0.8)

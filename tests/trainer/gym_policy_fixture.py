@@ -30,13 +30,13 @@ TEMPLATE = (
 
 
 def prompt_messages(task: Any, world: Any) -> tuple[list[Any], list[dict[str, Any]]]:
-    """The first prompt the harness sends for `task` when no MCP server runs (atomic tools only)."""
+    """The first prompt the harness sends for `task` when no MCP server runs (built-in tools only)."""
     from core.trajectory import Message
-    from gym.harness.atomic import ATOMIC_TOOLS
+    from gym.harness.builtin_tools import BUILTIN_TOOLS
     from gym.harness.prompt import system_prompt
 
     messages = [Message(role="system", content=system_prompt(task, world)), Message(role="user", content=task.prompt)]
-    return messages, [spec.schema() for spec in ATOMIC_TOOLS.values()]
+    return messages, [spec.schema() for spec in BUILTIN_TOOLS.values()]
 
 
 def build_tokenizer(corpus: list[str]) -> Any:

@@ -1,4 +1,4 @@
-"""The atomic tools every episode has: bash, read, write, edit, glob, grep, todo.
+"""The built-in tools every episode has: bash, read, write, edit, glob, grep, todo.
 
 All of them act inside the sandbox as the agent user: bash through the
 persistent shell, the file tools through a long-lived `fileops_remote`
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
-from gym.harness.tooling import ToolError, ToolSpec, tool
+from gym.harness.tool import ToolError, ToolSpec, tool
 from gym.sandbox.base import Sandbox
 
 
@@ -27,7 +27,7 @@ class TodoItem(BaseModel):
 
 @dataclass
 class ToolEnv:
-    """What the atomic tools act on: one per episode."""
+    """What the built-in tools act on: one per episode."""
 
     sandbox: Sandbox
     shell: PersistentShell
@@ -151,4 +151,4 @@ async def todo(env: ToolEnv, items: list[TodoItem]) -> str:
     return "\n".join([f"Task list ({done}/{len(env.todos)} done):", *lines]) if lines else "Task list cleared."
 
 
-ATOMIC_TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (bash, read, write, edit, glob, grep, todo)}
+BUILTIN_TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (bash, read, write, edit, glob, grep, todo)}
