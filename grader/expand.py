@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from core.errors import RubricError
+from core.validation import describe_validation_error
 from grader.rubric import Item, Rubric
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -122,9 +123,7 @@ def expand_item(rubric: Rubric, index: int, initial_rows: InitialRows | None = N
         try:
             out.append(_ITEM.validate_python({**data, "id": item_id}))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(map(str, first["loc"]))
-            raise RubricError(f"{where}: expansion #{n} ({bound}) is invalid at {loc}: {first['msg']}") from None
+            raise RubricError(f"{where}: expansion #{n} ({bound}) is invalid: {describe_validation_error(exc)}") from None
     return out
 
 

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import TaskError
+from core.validation import describe_validation_error
 
 App = Literal["postgres", "chat", "office"]
 Split = Literal["train", "val", "test"]
@@ -108,20 +109,13 @@ def _read_yaml(path: Path) -> dict:
     return data
 
 
-def _validation_message(path: Path, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{path}: {where}: {first['msg']}{more}"
-
-
 def load_world(folder: str | Path) -> World:
     folder = Path(folder)
     path = folder / "world.yaml"
     try:
         world = World.model_validate({**_read_yaml(path), "path": folder})
     except ValidationError as exc:
-        raise TaskError(_validation_message(path, exc)) from None
+        raise TaskError(f"{path}: {describe_validation_error(exc, model=World)}") from None
     return world
 
 
@@ -131,7 +125,7 @@ def load_task(folder: str | Path) -> Task:
     try:
         task = Task.model_validate({**_read_yaml(path), "path": folder})
     except ValidationError as exc:
-        raise TaskError(_validation_message(path, exc)) from None
+        raise TaskError(f"{path}: {describe_validation_error(exc, model=Task)}") from None
     if task.id != folder.name:
         raise TaskError(f"{path}: id: '{task.id}' must equal the folder name '{folder.name}'")
     return task

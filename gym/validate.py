@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -23,7 +22,8 @@ from rich.table import Table
 from core.trajectory import Trajectory
 from grader.grade import Grade, ItemResult
 from gym.batch.report import fmt_points
-from gym.policies.cheats import CHEATS
+from gym.harness.config import HarnessConfig, harness_config
+from gym.policies import CHEATS
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, run_rollout
 from gym.tasks import Task
 
@@ -35,7 +35,10 @@ class ValidateOptions:
     null_threshold: float = 0.1  # fraction of the possible points the null policy may earn
     cheats: bool = True
     concurrency: int = 2
-    harness: dict[str, Any] = field(default_factory=dict)
+    harness: HarnessConfig = field(default_factory=HarnessConfig)  # or its fields as a dict
+
+    def __post_init__(self) -> None:
+        self.harness = harness_config(self.harness)
 
 
 @dataclass
@@ -164,12 +167,11 @@ async def validate_task(
     task: Task, opts: ValidateOptions, limit: asyncio.Semaphore, with_judge: bool
 ) -> TaskReport:
     report = TaskReport(task.key)
-    policies = ["oracle", "null"] + ([f"cheat-{name}" for name in CHEATS] if opts.cheats else [])
+    policies = ["oracle", "null"] + (list(CHEATS) if opts.cheats else [])
 
     async def run(policy: str) -> Score:
         async with limit:
-            target = CHEATS[policy.removeprefix("cheat-")] if policy.startswith("cheat-") else policy
-            outcome = await _rollout(task, target, opts)
+            outcome = await _rollout(task, policy, opts)
         score = restrict(outcome.grade, with_judge=with_judge, error=outcome.error)
         if outcome.trajectory is not None and outcome.trajectory.stop_reason == "error":
             score.episode_error = outcome.trajectory.error

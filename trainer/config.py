@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import ConfigError
-from trainer.overrides import apply_overrides, read_yaml
+from core.overrides import apply_overrides, read_yaml
+from core.validation import describe_validation_error
 
 
 class _Section(BaseModel):
@@ -227,10 +228,7 @@ def build_config(data: dict[str, Any], overrides: list[str] | None = None, *, wh
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{where}: {key}: {first['msg']}{more}") from None
+        raise ConfigError(f"{where}: {describe_validation_error(exc, model=TrainConfig)}") from None
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainConfig:

@@ -64,9 +64,9 @@ class LocalRollouts:
 
 def build_sampler(config: TrainConfig, model: Any, tokenizer: Any) -> Sampler:
     """The configured sampler; the transformers one shares the learner's model object."""
-    from trainer.registry import SAMPLERS, resolve
+    from trainer.registry import SAMPLERS
 
-    cls = resolve(config.sampler.backend, SAMPLERS, "sampler backend")
+    cls = SAMPLERS.load(config.sampler.backend)
     if config.sampler.backend == "hf":
         return cls(model, tokenizer)
     return cls(config, tokenizer)

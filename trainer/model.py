@@ -58,9 +58,9 @@ def model_source(path: str) -> str:
 
 def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
     if config.builder:
-        from trainer.registry import MODEL_BUILDERS, resolve
+        from trainer.registry import MODEL_BUILDERS
 
-        model, tokenizer = resolve(config.builder, MODEL_BUILDERS, "model builder")(seed)
+        model, tokenizer = MODEL_BUILDERS.load(config.builder)(seed)
         return model.to(DTYPES[config.dtype]) if config.dtype != "auto" else model, tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import ConfigError
+from core.validation import describe_validation_error
 from trainer.samples import Group, Rollout, Sample
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "repeat", ":"]
@@ -107,8 +108,7 @@ class ToyRolloutSource:
         try:
             self.options = ToyOptions.model_validate(config.rollout.options)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(f"rollout.options.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+            raise ConfigError(describe_validation_error(exc, where="rollout.options", model=ToyOptions)) from None
         self.tokenizer = tokenizer
         self.sampling = config.sampling
 

@@ -2,6 +2,7 @@
 
 - `sql.row_exists` -> built-in `grader.checks.sql:row_exists`
 - `rubrics.acme.checks:totals_match` -> a task-specific function next to the rubric
+- `my-check` -> an installed package's `egym.checks` entry point (core.plugins)
 
 Each built-in module lists its checks in `__all__`. Unknown names fail with a
 "did you mean" hint.
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import RubricError
+from core.plugins import Registry
 
 BUILTIN_MODULES = ("sql", "chat", "files", "documents", "transcript")
+INSTALLED = Registry("check", "egym.checks", error=RubricError)  # other packages' checks, by name
 Check = Callable[..., Any]
 _cache: dict[str, Check] = {}
 
@@ -33,6 +36,8 @@ def builtin_names() -> list[str]:
 
 
 def _split(ref: str) -> tuple[str, str]:
+    if ":" not in ref and ref in INSTALLED.names():
+        ref = INSTALLED.target(ref)
     if ":" in ref:
         module, _, name = ref.partition(":")
         return module, name

@@ -6,10 +6,9 @@ sees at most `--concurrency` rollouts at a time.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Protocol
 
-from core.errors import ConfigError
+from core.plugins import Registry
 from gym.rollout import RolloutFn, RolloutOutcome, RolloutSpec, resolve_rollout_fn
 
 
@@ -54,15 +53,11 @@ class LocalExecutor:
         pass
 
 
-def make_executor(name: str, *, rollout_fn: str | None = None, **options: Any) -> Executor:
-    """`local` (asyncio, default) or `ray` (options: address, num_cpus)."""
-    if name == "local":
-        return LocalExecutor(rollout_fn)
-    if name == "ray":
-        from gym.batch.ray_executor import RayExecutor
+EXECUTORS = Registry("executor", "egym.executors")
+EXECUTORS.register("local", "gym.batch.executors:LocalExecutor")
+EXECUTORS.register("ray", "gym.batch.ray_executor:RayExecutor", extra="ray")
 
-        return RayExecutor(rollout_fn=rollout_fn, **options)
-    hint = difflib.get_close_matches(name, ["local", "ray"], n=1)
-    raise ConfigError(
-        f"unknown executor '{name}' (known: local, ray){f'; did you mean {hint[0]!r}?' if hint else ''}"
-    )
+
+def make_executor(name: str, *, rollout_fn: str | None = None, **options: Any) -> Executor:
+    """`local` (asyncio, default), `ray` (options: address, num_cpus), or an `egym.executors` entry point."""
+    return EXECUTORS.load(name)(rollout_fn=rollout_fn, **options)

@@ -19,6 +19,7 @@ from core.owner import owner_label
 from grader.judge import JudgeOptions
 from gym.batch.executors import Executor
 from gym.batch.progress import BatchProgress, NullProgress
+from gym.harness.config import HarnessConfig, harness_config
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error
 from gym.store import RolloutRow, Store
 from gym.tasks import Task
@@ -36,9 +37,13 @@ class BatchRequest:
     run_id: str | None = None
     kind: str = "batch"
     policy_options: dict[str, Any] = field(default_factory=dict)
-    harness: dict[str, Any] = field(default_factory=dict)  # gym.harness.HarnessConfig overrides
+    harness: HarnessConfig = field(default_factory=HarnessConfig)  # or its fields as a dict
     retry_failed: bool = True  # on resume, run failed rollouts again (infra failures are usually transient)
     judge: JudgeOptions = field(default_factory=JudgeOptions)
+
+    def __post_init__(self) -> None:
+        # Validated here, once, so a bad setting fails the command before any rollout starts.
+        self.harness = harness_config(self.harness)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -63,7 +68,8 @@ class BatchResult:
 def default_run_id(req: BatchRequest) -> str:
     """A name derived from what is run, so the same command resumes the same run."""
     key = json.dumps(
-        [sorted(t.key for t in req.tasks), req.policy, req.model, req.samples, req.policy_options, req.harness, req.kind],
+        [sorted(t.key for t in req.tasks), req.policy, req.model, req.samples, req.policy_options,
+         req.harness.model_dump(mode="json", exclude_defaults=True), req.kind],
         sort_keys=True,
     )
     return f"{req.kind}-{req.policy.replace(':', '.')}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"

@@ -10,6 +10,7 @@ from core.owner import owner_label
 from core.trajectory import Step
 from grader.judge import JudgeOptions
 from gym.batch.view import header, render_step, rubric_table, section_table
+from gym.harness.config import HarnessConfig, harness_config
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, resolve_rollout_fn, run_rollout
 from gym.store import RolloutRow, Store
 from gym.tasks import Task
@@ -22,7 +23,7 @@ async def run_single(
     policy: str,
     model: str | None = None,
     options: dict[str, Any] | None = None,
-    harness: dict[str, Any] | None = None,
+    harness: HarnessConfig | dict[str, Any] | None = None,
     sample: int = 0,
     run_id: str | None = None,
     judge: JudgeOptions | None = None,
@@ -31,9 +32,11 @@ async def run_single(
 ) -> RolloutRow:
     """Run and store one rollout of `task`; returns the stored row."""
     console = console or Console()
+    harness = harness_config(harness)
     owner = owner_label()
     run = store.create_run(run_id, policy=policy, model=model, tasks=[task.key], kind="rollout",
-                           config={"policy_options": options or {}, "harness": harness or {}})  # fmt: skip
+                           config={"policy_options": options or {},
+                                   "harness": harness.model_dump(mode="json", exclude_defaults=True)})  # fmt: skip
     store.acquire_run(run.id, owner)
     (row,) = store.add_rollouts(run.id, [(task.key, sample)])
     if not store.claim(row.id, owner):
@@ -41,7 +44,7 @@ async def run_single(
         store.finish_run(run.id, "done")
         return store.get_rollout(row.id)
     spec = RolloutSpec(run_id=run.id, rollout_id=row.id, task=task.key, task_path=str(task.path.absolute()),
-                       sample=sample, policy=policy, model=model, policy_options=options or {}, harness=harness or {},
+                       sample=sample, policy=policy, model=model, policy_options=options or {}, harness=harness,
                        judge=judge or JudgeOptions())  # fmt: skip
     console.print(f"[bold]{task.key}[/] with policy [bold]{policy}[/]  rollout {row.id}  run {run.id}")
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
-import yaml
 from rich.console import Console
 
 from core.errors import ConfigError
+from core.overrides import apply_overrides
 from gym.cli.errors import friendly
 
 T = TypeVar("T")
@@ -46,14 +46,24 @@ ROLLOUT_FN = typer.Option(
 )
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--option '{pair}': expected key=value, e.g. -o temperature=0.7")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
+def policy_options(policy: str, pairs: list[str], rollout_fn: str | None = None) -> dict[str, Any]:
+    """`-o key=value` pairs, checked against what the policy takes before anything starts.
+
+    A custom `--rollout-fn` interprets the policy name itself, so then nothing is checked.
+    """
+    from gym.policies import check_options
+
+    options = apply_overrides({}, pairs, where="--option")
+    if rollout_fn is None:
+        check_options(policy, options)
+    return options
+
+
+def harness_settings(pairs: list[str]) -> Any:
+    """`-H key=value` pairs (dotted for nested) as a validated gym.harness.HarnessConfig."""
+    from gym.harness.config import harness_config
+
+    return harness_config(apply_overrides({}, pairs, where="--harness"), where="--harness")
 
 
 def judge_options(same_model: bool, timeout_s: float | None, max_tokens: int | None) -> Any:
@@ -68,18 +78,6 @@ def judge_options(same_model: bool, timeout_s: float | None, max_tokens: int | N
         first = exc.errors()[0]
         flag = {"timeout_s": "--judge-timeout", "max_tokens": "--judge-max-tokens"}.get(str(first["loc"][0]), "judge")
         raise ConfigError(f"{flag} {first['input']}: {first['msg']}") from None
-
-
-def parse_harness(pairs: list[str]) -> dict[str, Any]:
-    """Dotted key=value pairs as the nested dict gym.harness.HarnessConfig validates."""
-    out: dict[str, Any] = {}
-    for key, value in parse_options(pairs).items():
-        node = out
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return out
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -136,7 +134,7 @@ def rollout(
 
     judge = judge_options(judge_same_model, judge_timeout, judge_max_tokens)
     row = run_async(run_single(_store(store), _tasks([task])[0], policy=policy, model=model,
-                               options=parse_options(option), harness=parse_harness(harness), sample=sample, run_id=run,
+                               options=policy_options(policy, option, rollout_fn), harness=harness_settings(harness), sample=sample, run_id=run,
                                judge=judge, rollout_fn=rollout_fn, console=console))  # fmt: skip
     raise typer.Exit(0 if row.status == "done" else 1)
 
@@ -172,7 +170,7 @@ def batch(
     from gym.batch.report import score_table
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
-                       run_id=run, policy_options=parse_options(option), harness=parse_harness(harness),
+                       run_id=run, policy_options=policy_options(policy, option, rollout_fn), harness=harness_settings(harness),
                        retry_failed=retry_failed,
                        judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens))  # fmt: skip
     s = _store(store)
@@ -232,7 +230,7 @@ def validate(
     from gym.validate import ValidateOptions, report_table, validate_tasks
 
     opts = ValidateOptions(null_threshold=null_threshold, cheats=cheats, concurrency=concurrency,
-                           harness=parse_harness(harness))  # fmt: skip
+                           harness=harness_settings(harness))  # fmt: skip
     reports = run_async(validate_tasks(_tasks(tasks), opts, console=console))
     console.print(report_table(reports))
     bad = [r for r in reports if not r.ok]
@@ -270,8 +268,8 @@ def calibrate(
     from gym.calibrate import calibrate_run, calibration_table
 
     req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
-                       run_id=run, kind="calibrate", policy_options=parse_options(option),
-                       harness=parse_harness(harness),
+                       run_id=run, kind="calibrate", policy_options=policy_options(policy, option, rollout_fn),
+                       harness=harness_settings(harness),
                        judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens))  # fmt: skip
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.errors import ConfigError
+from core.validation import describe_validation_error
 from gym.tasks import Limits, Task
 
 
@@ -53,3 +55,13 @@ class HarnessConfig(_Strict):
             time_limit_s=self.time_limit_s or base.time_limit_s,
             tool_timeout_s=self.tool_timeout_s or base.tool_timeout_s,
         )
+
+
+def harness_config(value: HarnessConfig | dict[str, Any] | None, *, where: str = "harness") -> HarnessConfig:
+    """A HarnessConfig from itself or its fields; ConfigError naming the bad key (and the closest valid one)."""
+    if isinstance(value, HarnessConfig):
+        return value
+    try:
+        return HarnessConfig.model_validate(value or {})
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, where=where, model=HarnessConfig)) from None

@@ -25,6 +25,8 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from core.validation import describe_validation_error
+
 
 class ToolError(Exception):
     """A failure the model should see as a tool result (bad path, ambiguous edit, ...)."""
@@ -48,19 +50,12 @@ class ToolSpec:
         try:
             parsed = self.args_model.model_validate(arguments)
         except ValidationError as exc:
-            raise ToolError(f"invalid arguments for {self.name}: {_validation_summary(exc)}") from None
+            problems = describe_validation_error(exc, model=self.args_model, most=4)
+            raise ToolError(f"invalid arguments for {self.name}: {problems}") from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
 
     async def __call__(self, env: Any, arguments: dict[str, Any]) -> str:
         return await self.fn(env, **self.validate(arguments))
-
-
-def _validation_summary(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:4]:
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -30,13 +30,6 @@ from core.trajectory import AssistantTurn, Message, ToolCall
 Action = tuple[str, dict[str, Any]] | str
 Script = Generator[Action, str, None]
 
-CHEATS = {
-    "peek": "gym.policies.cheats:PeekCheat",
-    "fake-files": "gym.policies.cheats:FakeFilesCheat",
-    "edit-history": "gym.policies.cheats:EditHistoryCheat",
-    "claim": "gym.policies.cheats:ClaimCheat",
-    "tamper": "gym.policies.attacks:TamperCheat",  # plants code, leaves processes running (red-team suite)
-}
 OFFICE = (".xlsx", ".ods", ".docx", ".odt", ".pptx", ".odp", ".pdf")
 FILE_RE = re.compile(r"(/workspace/[\w./-]+\w|\b[\w-]+\.(?:txt|md|csv|json|xlsx|ods|docx|odt|pdf))")
 

@@ -52,15 +52,14 @@ def load_solution(path: str | Path) -> list[SolutionStep]:
     except yaml.YAMLError as exc:
         raise TaskError(f"{path}: invalid YAML: {exc}".replace("\n", " ")) from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][:1])
-        raise TaskError(f"{path}: step {where}: each step is {{tool: name, args: {{...}}}} or {{answer: text}} "
-                        f"({first['msg']})") from None
+        step = exc.errors()[0]["loc"][0]
+        raise TaskError(f"{path}: step {step}: each step is {{tool: name, args: {{...}}}} or {{answer: text}}") from None
 
 
 class OraclePolicy:
     name = "oracle"
     model = None
+    per_task = True  # make_policy passes it the task
 
     def __init__(self, task: Task | None = None, *, steps: list[SolutionStep] | None = None,
                  solution_path: str | Path | None = None, strict: bool = False):

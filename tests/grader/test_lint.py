@@ -99,7 +99,7 @@ def test_lint_checks_tasks_and_pairs_them_with_rubrics(tmp_path):
     report = lint([tmp_path / "tasks", tmp_path / "rubrics"])
     found = {(Path(p.file).parent.name if p.file.endswith("task.yaml") else Path(p.file).stem, p.path): p.message
              for p in report.problems}
-    assert found[("typo", "$.limits.max_turn")] == "Extra inputs are not permitted"
+    assert found[("typo", "$.limits.max_turn")] == "unknown key; did you mean 'max_turns'?"
     assert "no task 'acme/orphan'" in found[("orphan", "$.task")]
     assert len(report.problems) == 2, report.problems
     assert report.tasks == 2 and report.rubrics == 2

@@ -100,8 +100,9 @@ async def known_rate_rollout(spec: RolloutSpec) -> RolloutOutcome:
 
     N comes from the task id `pass-N`, so a task's pass rate over K samples is exactly N/K.
     """
+    from gym.harness.config import HarnessConfig
     from gym.rollout import run_rollout
 
     passes = int(spec.task.rsplit("pass-", 1)[1])
     policy = "oracle" if spec.sample < passes else "null"
-    return await run_rollout(spec.model_copy(update={"policy": policy, "harness": {"mcp_servers": {}}}))
+    return await run_rollout(spec.model_copy(update={"policy": policy, "harness": HarnessConfig(mcp_servers={})}))

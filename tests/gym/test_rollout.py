@@ -41,12 +41,16 @@ def test_rollout_prints_turns_and_rubric_then_runs_and_show_find_it(tmp_path, do
 def test_a_broken_episode_is_stored_as_failed_with_its_error(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path)
     db = str(tmp_path / "runs.db")
-    result = CliRunner().invoke(app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "no-such-policy",
+    unknown = CliRunner().invoke(app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "no-such-policy",
+                                       "--store", db], env=WIDE)  # fmt: skip
+    assert unknown.exit_code == 2 and "unknown policy 'no-such-policy'" in unknown.output
+    assert Store(db).list_rollouts() == []  # refused before anything ran
+    (tasks_dir / "ship-order" / "solution" / "actions.yaml").unlink()
+    result = CliRunner().invoke(app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "oracle",
                                       "--store", db], env=WIDE)  # fmt: skip
     assert result.exit_code == 1
-    assert "unknown policy 'no-such-policy'" in result.output
     (row,) = Store(db).list_rollouts()
-    assert row.status == "failed" and "PolicyError" in row.error
+    assert row.status == "failed" and "TaskError" in row.error and "reference solution not found" in row.error
 
 
 async def test_on_step_reports_each_turn_with_its_results(tmp_path, docker_image):

@@ -82,10 +82,10 @@ class SamplerServer:
 
     def __init__(self, config: dict[str, Any]) -> None:
         from trainer.model import load_policy, load_tokenizer
-        from trainer.registry import SAMPLERS, resolve
+        from trainer.registry import SAMPLERS
 
         self.config = TrainConfig.model_validate(config)
-        cls = resolve(self.config.sampler.backend, SAMPLERS, "sampler backend")
+        cls = SAMPLERS.load(self.config.sampler.backend)
         if self.config.sampler.backend == "hf":
             model, tokenizer = load_policy(self.config.model, self.config.seed)
             self.sampler = cls(model, tokenizer, shared=False)

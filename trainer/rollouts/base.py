@@ -43,7 +43,7 @@ class RolloutSource(Protocol):
 
 def build_source(config: TrainConfig, tokenizer: Any) -> RolloutSource:
     """The source named by `config.rollout.source`."""
-    from trainer.registry import SOURCES, resolve
+    from trainer.registry import SOURCES
 
-    cls = resolve(config.rollout.source, SOURCES, "rollout source")
+    cls = SOURCES.load(config.rollout.source)
     return cls(config, tokenizer)

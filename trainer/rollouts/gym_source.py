@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import ConfigError
+from core.validation import describe_validation_error
 from grader.judge import JudgeOptions
 from gym.harness.config import HarnessConfig
 from trainer.rollouts.trajectory import trajectory_samples
@@ -43,8 +44,7 @@ class GymRolloutSource:
         try:
             self.options = GymOptions.model_validate(config.rollout.options)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(f"rollout.options.{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+            raise ConfigError(describe_validation_error(exc, where="rollout.options", model=GymOptions)) from None
         self.config = config
         self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"
 

@@ -1,4 +1,5 @@
-"""Load a YAML config and apply dotted `key=value` overrides (`loss.clip_high=0.28`).
+"""Dotted `key=value` overrides, the one parser for every command: `egym train ... loss.clip_high=0.28`,
+`egym batch -H faults.rate=0.1 -o temperature=0.7`.
 
 Values are parsed as YAML scalars, so `true`, `3`, `1e-6`, `[a, b]` and `null`
 become the types a user would expect; the pydantic model then validates them.
@@ -31,11 +32,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def parse_override(item: str) -> tuple[list[str], Any]:
-    """`a.b.c=value` -> (["a", "b", "c"], parsed value)."""
+def parse_override(item: str, *, where: str = "override") -> tuple[list[str], Any]:
+    """`a.b.c=value` -> (["a", "b", "c"], parsed value); `where` names the flag in errors."""
     key, sep, raw = item.partition("=")
     if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
-        raise ConfigError(f"override '{item}': expected dotted.key=value, e.g. loss.clip_high=0.28")
+        raise ConfigError(f"{where} '{item}': expected key=value (dotted for nested), e.g. max_turns=20")
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
@@ -45,19 +46,18 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     return key.strip().split("."), value
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+def apply_overrides(data: dict[str, Any], overrides: list[str], *, where: str = "override") -> dict[str, Any]:
     """A copy of `data` with each override set, creating nested mappings as needed."""
     out = _deep_copy(data)
     for item in overrides:
-        path, value = parse_override(item)
+        path, value = parse_override(item, where=where)
         node = out
         for i, part in enumerate(path[:-1]):
             child = node.setdefault(part, {})
             if child is None:
                 child = node[part] = {}
             if not isinstance(child, dict):
-                where = ".".join(path[: i + 1])
-                raise ConfigError(f"override '{item}': '{where}' is a value, not a section")
+                raise ConfigError(f"{where} '{item}': '{'.'.join(path[: i + 1])}' is a value, not a section")
             node = child
         node[path[-1]] = value
     return out
