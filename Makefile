@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 EGYM := $(VENV)/bin/egym
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup docker images browser model test test-fast lint bench demo gc clean
+.PHONY: setup docker images browser model test test-fast lint fmt bench demo gc clean
 
 setup: $(STAMP) docker images browser model
 
@@ -41,9 +41,17 @@ test: images
 test-fast:
 	$(PY) -m pytest -q -m "not docker and not model and not slow"
 
+PYTHON_DIRS := core gym grader trainer mcp_wrappers tests bench tasks rubrics
+
 lint:
-	$(VENV)/bin/ruff check core gym grader trainer mcp_wrappers tests bench
+	$(VENV)/bin/ruff check $(PYTHON_DIRS)
+	$(VENV)/bin/ruff format --check $(PYTHON_DIRS)
 	$(VENV)/bin/lint-imports
+
+# Apply the formatter and the linter's safe fixes.
+fmt:
+	$(VENV)/bin/ruff format $(PYTHON_DIRS)
+	$(VENV)/bin/ruff check --fix $(PYTHON_DIRS)
 
 bench: images
 	$(PY) bench/run.py

@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import summary, write  # noqa: E402
-from gym.batch import BatchRequest, run_batch  # noqa: E402
-from gym.batch.executors import LocalExecutor  # noqa: E402
-from gym.store import Store  # noqa: E402
-from gym.tasks import discover_tasks  # noqa: E402
+from bench.common import summary, write
+from gym.batch import BatchRequest, run_batch
+from gym.batch.executors import LocalExecutor
+from gym.store import Store
+from gym.tasks import discover_tasks
 
 
 def used_memory_mb() -> float:
@@ -106,8 +106,9 @@ def parts(rows) -> dict[str, list[float]]:
 
 async def level(store: Store, tasks, concurrency: int, count: int, harness: dict) -> dict:
     run_id = f"bench-c{concurrency}-{time.time_ns()}"
-    req = BatchRequest(tasks=tasks, policy="oracle", samples=count, concurrency=concurrency, run_id=run_id,
-                       harness=harness)  # fmt: skip
+    req = BatchRequest(
+        tasks=tasks, policy="oracle", samples=count, concurrency=concurrency, run_id=run_id, harness=harness
+    )
     baseline = used_memory_mb()
     with MemorySampler(run_id) as memory:
         started = time.monotonic()
@@ -161,21 +162,29 @@ async def main() -> None:
         levels = []
         for c in (int(x) for x in args.levels.split(",")):
             levels.append(await level(store, tasks, c, max(4, args.per_level * c), harness))
-            print(f"concurrency {c}: {levels[-1]['rollouts_per_min']} rollouts/min, "
-                  f"overhead median {levels[-1]['per_rollout_s'].get('overhead', {}).get('median')} s", flush=True)  # fmt: skip
+            print(
+                f"concurrency {c}: {levels[-1]['rollouts_per_min']} rollouts/min, "
+                f"overhead median {levels[-1]['per_rollout_s'].get('overhead', {}).get('median')} s",
+                flush=True,
+            )
         record_ms = store_write_ms(store, store.list_runs(limit=1)[0].id)
     base = levels[0]["rollouts_per_min"] or 1
-    write("batch", {
-        "task": tasks[0].key,
-        "policy": "oracle",
-        "mcp_servers": "none" if args.no_mcp else "task default",
-        "levels": levels,
-        "speedup_vs_c1": {str(lv["concurrency"]): round(lv["rollouts_per_min"] / base, 2) for lv in levels},
-        "overhead_s_at_c1": levels[0]["per_rollout_s"].get("overhead"),
-        "runner_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "store_record_ms": record_ms,
-        "aim": "overhead per rollout < 2 s; near-linear scaling until the cores saturate",
-    })  # fmt: skip
+    write(
+        "batch",
+        {
+            "task": tasks[0].key,
+            "policy": "oracle",
+            "mcp_servers": "none" if args.no_mcp else "task default",
+            "levels": levels,
+            "speedup_vs_c1": {
+                str(lv["concurrency"]): round(lv["rollouts_per_min"] / base, 2) for lv in levels
+            },
+            "overhead_s_at_c1": levels[0]["per_rollout_s"].get("overhead"),
+            "runner_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "store_record_ms": record_ms,
+            "aim": "overhead per rollout < 2 s; near-linear scaling until the cores saturate",
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import summary, write  # noqa: E402
-from core.trajectory import ToolCall  # noqa: E402
-from gym.harness import HarnessConfig, run_episode  # noqa: E402
-from gym.harness.toolbox import Toolbox  # noqa: E402
-from gym.policies import make_policy  # noqa: E402
-from gym.sandbox import DockerSandbox  # noqa: E402
-from gym.tasks import AgentIdentity, Limits, Task, World  # noqa: E402
+from bench.common import summary, write
+from core.trajectory import ToolCall
+from gym.harness import HarnessConfig, run_episode
+from gym.harness.toolbox import Toolbox
+from gym.policies import make_policy
+from gym.sandbox import DockerSandbox
+from gym.tasks import AgentIdentity, Limits, Task, World
 
 DEMO = '''
 from mcp.server.mcpserver import MCPServer
@@ -37,13 +37,22 @@ def echo(text: str) -> str:
 app.run()
 '''
 TASK = Task(id="bench", title="bench", world="w", prompt="p", apps=[], limits=Limits(tool_timeout_s=1))
-WORLD = World(name="w", company="Acme", date=dt.date(2025, 1, 1),
-              agent=AgentIdentity(name="A", title="T", email="a@x", chat_username="a"))
+WORLD = World(
+    name="w",
+    company="Acme",
+    date=dt.date(2025, 1, 1),
+    agent=AgentIdentity(name="A", title="T", email="a@x", chat_username="a"),
+)
 CALLS = {
     "bash": {"command": "echo hi"},
     "write": {"path": "/workspace/bench.txt", "content": "alpha\nbeta\n" * 50},
     "read": {"path": "/workspace/bench.txt"},
-    "edit": {"path": "/workspace/bench.txt", "old_string": "alpha", "new_string": "alpha", "replace_all": True},
+    "edit": {
+        "path": "/workspace/bench.txt",
+        "old_string": "alpha",
+        "new_string": "alpha",
+        "replace_all": True,
+    },
     "glob": {"pattern": "**/*.txt"},
     "grep": {"pattern": "beta", "path": "/workspace"},
     "todo": {"items": [{"content": "x"}]},
@@ -64,18 +73,29 @@ async def tool_latencies(sandbox: DockerSandbox, n: int) -> dict[str, dict[str, 
         for i in range(n):
             for name, args in CALLS.items():
                 if name == "edit":  # alternate, since replacing a string by itself is refused
-                    args = {**args, "old_string": ("alpha", "ALPHA")[i % 2], "new_string": ("ALPHA", "alpha")[i % 2]}
+                    args = {
+                        **args,
+                        "old_string": ("alpha", "ALPHA")[i % 2],
+                        "new_string": ("ALPHA", "alpha")[i % 2],
+                    }
                 call = ToolCall(id="b", name=name, arguments=json.dumps(args))
                 results[name].append(await timed(box.call(call)))
-        timeouts = [await timed(box.call(ToolCall(id="t", name="bash", arguments='{"command": "sleep 30"}')))
-                    - 1.0 for _ in range(3)]
-    return {**{name: summary(v) for name, v in results.items()}, "timeout_overhead_after_1s": summary(timeouts)}
+        timeouts = [
+            await timed(box.call(ToolCall(id="t", name="bash", arguments='{"command": "sleep 30"}'))) - 1.0
+            for _ in range(3)
+        ]
+    return {
+        **{name: summary(v) for name, v in results.items()},
+        "timeout_overhead_after_1s": summary(timeouts),
+    }
 
 
 async def episode_overhead(sandbox: DockerSandbox, n: int, servers: dict[str, list[str]]) -> dict[str, float]:
     samples = []
     for _ in range(n):
-        trajectory = await run_episode(sandbox, TASK, WORLD, make_policy("null"), HarnessConfig(mcp_servers=servers))
+        trajectory = await run_episode(
+            sandbox, TASK, WORLD, make_policy("null"), HarnessConfig(mcp_servers=servers)
+        )
         assert trajectory.stop_reason == "answered", trajectory.error
         samples.append(trajectory.seconds)
     return summary(samples)
@@ -86,11 +106,14 @@ async def main(n: int) -> None:
         tools = await tool_latencies(sandbox, n)
         no_servers = await episode_overhead(sandbox, max(3, n // 4), {})
         one_server = await episode_overhead(sandbox, max(3, n // 4), {"demo": ["python3", "-c", DEMO]})
-    write("harness", {
-        "tool_call_seconds": tools,
-        "episode_overhead_seconds": {"no_mcp_servers": no_servers, "one_mcp_server": one_server},
-        "note": "seconds per call, host to container and back; episode overhead = run_episode with the null policy",
-    })
+    write(
+        "harness",
+        {
+            "tool_call_seconds": tools,
+            "episode_overhead_seconds": {"no_mcp_servers": no_servers, "one_mcp_server": one_server},
+            "note": "seconds per call, host to container and back; episode overhead = run_episode with the null policy",
+        },
+    )
 
 
 if __name__ == "__main__":

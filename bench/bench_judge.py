@@ -45,8 +45,15 @@ async def verdicts(store: Store, tasks: list, policy: str) -> list[dict]:
         grade = row.grade_model()
         for item in grade.items if grade else []:
             if item.kind == "judge":
-                out.append({"task": row.task, "item": item.id, "status": item.status,
-                            "expected": "pass" if policy == "oracle" else "fail", "error": item.error})
+                out.append(
+                    {
+                        "task": row.task,
+                        "item": item.id,
+                        "status": item.status,
+                        "expected": "pass" if policy == "oracle" else "fail",
+                        "error": item.error,
+                    }
+                )
     return out
 
 
@@ -64,7 +71,10 @@ def main() -> None:
     graded = [r for r in rows if r["status"] in ("pass", "fail")]
     agree = sum(r["status"] == r["expected"] for r in graded)
     result = {
-        "judge": JUDGE, "tasks": [t.key for t in tasks], "verdicts": len(rows), "graded": len(graded),
+        "judge": JUDGE,
+        "tasks": [t.key for t in tasks],
+        "verdicts": len(rows),
+        "graded": len(graded),
         "not_graded": len(rows) - len(graded),
         "agreement": round(agree / len(graded), 3) if graded else None,
         "agreement_on_oracle": _rate([r for r in graded if r["expected"] == "pass"]),

@@ -23,11 +23,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import summary, write  # noqa: E402
-from gym.mcp_client import McpServerConnection  # noqa: E402
-from gym.sandbox import DockerSandbox  # noqa: E402
-from gym.sandbox.docker_client import DEFAULT_IMAGE  # noqa: E402
-from gym.sandbox.overlay import overlay_tar  # noqa: E402
+from bench.common import summary, write
+from gym.mcp_client import McpServerConnection
+from gym.sandbox import DockerSandbox
+from gym.sandbox.docker_client import DEFAULT_IMAGE
+from gym.sandbox.overlay import overlay_tar
 
 RUNS = 3
 CALLS = 20
@@ -57,17 +57,30 @@ class Case:
 
 
 CASES = {
-    "chat": Case(("postgres", "chat"), {"chat/001-bench.yaml": CHAT.encode()},
-                 ("read_channel", {"channel": "finance", "limit": 5})),
-    "office": Case(("postgres",), {"workspace/costs.csv": CSV.encode()},
-                   ("read_sheet", {"path": "costs.csv", "range": "A1:B10"}),
-                   {"first_call_s": ("read_sheet", {"path": "costs.csv", "range": "A1:B10"}),
-                    "create_xlsx_s": ("create_document", {"path": "bench.xlsx"}),
-                    "write_formula_and_save_s": ("write_cells", {"path": "bench.xlsx", "start_cell": "A1",
-                                                                 "rows": [[1], [2], ["=SUM(A1:A2)"]]})}),
-    "db": Case(("postgres",), {"sql/001-bench.sql": SQL.encode()},
-               ("query", {"sql": "SELECT name, dept FROM employees WHERE id = 7"}),
-               {"execute_update_s": ("execute", {"sql": "UPDATE employees SET dept = 'Ops' WHERE id = 8"})}),
+    "chat": Case(
+        ("postgres", "chat"),
+        {"chat/001-bench.yaml": CHAT.encode()},
+        ("read_channel", {"channel": "finance", "limit": 5}),
+    ),
+    "office": Case(
+        ("postgres",),
+        {"workspace/costs.csv": CSV.encode()},
+        ("read_sheet", {"path": "costs.csv", "range": "A1:B10"}),
+        {
+            "first_call_s": ("read_sheet", {"path": "costs.csv", "range": "A1:B10"}),
+            "create_xlsx_s": ("create_document", {"path": "bench.xlsx"}),
+            "write_formula_and_save_s": (
+                "write_cells",
+                {"path": "bench.xlsx", "start_cell": "A1", "rows": [[1], [2], ["=SUM(A1:A2)"]]},
+            ),
+        },
+    ),
+    "db": Case(
+        ("postgres",),
+        {"sql/001-bench.sql": SQL.encode()},
+        ("query", {"sql": "SELECT name, dept FROM employees WHERE id = 7"}),
+        {"execute_update_s": ("execute", {"sql": "UPDATE employees SET dept = 'Ops' WHERE id = 8"})},
+    ),
 }
 
 
@@ -81,8 +94,13 @@ async def _timed_call(conn: McpServerConnection, tool: str, args: dict[str, Any]
 
 async def _one_run(name: str, case: Case, first: bool, out: dict[str, Any]) -> None:
     started = time.perf_counter()
-    sandbox = await asyncio.to_thread(DockerSandbox.start, DEFAULT_IMAGE, apps=case.apps,
-                                      overlay=overlay_tar(extra=case.overlay), run_id="bench-mcp")
+    sandbox = await asyncio.to_thread(
+        DockerSandbox.start,
+        DEFAULT_IMAGE,
+        apps=case.apps,
+        overlay=overlay_tar(extra=case.overlay),
+        run_id="bench-mcp",
+    )
     try:
         ready = time.perf_counter()
         async with McpServerConnection(sandbox, name) as conn:
@@ -121,11 +139,21 @@ def main() -> int:
             print(f"{name:7} missing: {r['reason']}")
             continue
         extra = ", ".join(f"{k} {r[k]:.2f}s" for k in CASES[name].extra)
-        print(f"{name:7} start→tools/list {r['start_to_tools_list_s']['median']:.2f}s "
-              f"(server {r['server_ready_s']['median']:.2f}s), {r['round_trip_tool']} round trip "
-              f"{r['round_trip_s']['median'] * 1000:.0f} ms" + (f", {extra}" if extra else ""))
-    write("mcp", {"nproc": os.cpu_count(), "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
-                  "runs": RUNS, "calls": CALLS, "servers": results})
+        print(
+            f"{name:7} start→tools/list {r['start_to_tools_list_s']['median']:.2f}s "
+            f"(server {r['server_ready_s']['median']:.2f}s), {r['round_trip_tool']} round trip "
+            f"{r['round_trip_s']['median'] * 1000:.0f} ms" + (f", {extra}" if extra else "")
+        )
+    write(
+        "mcp",
+        {
+            "nproc": os.cpu_count(),
+            "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+            "runs": RUNS,
+            "calls": CALLS,
+            "servers": results,
+        },
+    )
     return 0  # a missing server is reported in the JSON and the summary, not as a failed bench
 
 

@@ -75,8 +75,10 @@ def task_prompt(engine: Engine) -> tuple[list[int], str]:
     from gym.tasks import world_of
 
     task = load_task(ROOT / "tasks" / "acme" / SHORT_TASKS[0])
-    messages = [Message(role="system", content=system_prompt(task, world_of(task))),
-                Message(role="user", content=task.prompt)]
+    messages = [
+        Message(role="system", content=system_prompt(task, world_of(task))),
+        Message(role="user", content=task.prompt),
+    ]
     ids = render_prompt_ids(engine.tokenizer, messages, [spec.schema() for spec in BUILTIN_TOOLS.values()])
     return ids, engine.tokenizer.decode(ids)
 
@@ -99,12 +101,28 @@ def llama_reference(prompt_text: str) -> dict[str, object]:
         print("building llama-cpp-python into .egym/bench-llama (several minutes, once)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(LLAMA_VENV)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "llama-cpp-python"], check=True)
-    version = subprocess.run([str(python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [str(python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     out: dict[str, object] = {"llama_cpp_python": version}
     for threads in (1, 2):
-        result = subprocess.run([str(python), "-c", LLAMA_SCRIPT, str(bundled_gguf("smollm2")), prompt_text,
-                                 str(threads), str(NEW_TOKENS)], capture_output=True, text=True, check=True)
+        result = subprocess.run(
+            [
+                str(python),
+                "-c",
+                LLAMA_SCRIPT,
+                str(bundled_gguf("smollm2")),
+                prompt_text,
+                str(threads),
+                str(NEW_TOKENS),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         out[f"threads{threads}"] = json.loads(result.stdout.strip().splitlines()[-1])
     return out
 
@@ -124,20 +142,33 @@ def made_call(row) -> bool:
     return bool(trajectory and any(c.error is None for c in trajectory.tool_calls()))
 
 
-async def rollouts(store: Store, concurrency: int, samples: int, options: dict, name: str) -> dict[str, object]:
+async def rollouts(
+    store: Store, concurrency: int, samples: int, options: dict, name: str
+) -> dict[str, object]:
     tasks = [load_task(ROOT / "tasks" / "acme" / t) for t in SHORT_TASKS]
-    req = BatchRequest(tasks=tasks, policy="hf", model="smollm2", samples=samples, concurrency=concurrency,
-                       run_id=name, policy_options=options, harness={"max_turns": 4})
+    req = BatchRequest(
+        tasks=tasks,
+        policy="hf",
+        model="smollm2",
+        samples=samples,
+        concurrency=concurrency,
+        run_id=name,
+        policy_options=options,
+        harness={"max_turns": 4},
+    )
     started = time.perf_counter()
     result = await run_batch(store, req, LocalExecutor())
     minutes = (time.perf_counter() - started) / 60
     rows = [r for r in result.rows if r.status == "done"]
-    return {"rollouts": len(result.rows), "failed": result.failed,
-            "rollouts_per_min": round(len(result.rows) / minutes, 2),
-            "made_a_well_formed_call": round(sum(map(made_call, rows)) / max(len(rows), 1), 3),
-            "a_call_ran_without_error": round(sum(map(tool_call_ran, rows)) / max(len(rows), 1), 3),
-            "mean_score": round(sum(r.reward or 0 for r in rows) / max(len(rows), 1), 4),
-            "parse_errors": sum(r.trajectory_model().parse_errors for r in rows if r.trajectory_model())}
+    return {
+        "rollouts": len(result.rows),
+        "failed": result.failed,
+        "rollouts_per_min": round(len(result.rows) / minutes, 2),
+        "made_a_well_formed_call": round(sum(map(made_call, rows)) / max(len(rows), 1), 3),
+        "a_call_ran_without_error": round(sum(map(tool_call_ran, rows)) / max(len(rows), 1), 3),
+        "mean_score": round(sum(r.reward or 0 for r in rows) / max(len(rows), 1), 4),
+        "parse_errors": sum(r.trajectory_model().parse_errors for r in rows if r.trajectory_model()),
+    }
 
 
 def main() -> None:
@@ -147,8 +178,10 @@ def main() -> None:
     args = parser.parse_args()
     samples = max(1, args.rollouts // len(SHORT_TASKS))
 
-    result: dict[str, object] = {"model": "SmolLM2-135M-Instruct (bundled GGUF Q4_1, dequantised to float32)",
-                                 "new_tokens_per_request": NEW_TOKENS}
+    result: dict[str, object] = {
+        "model": "SmolLM2-135M-Instruct (bundled GGUF Q4_1, dequantised to float32)",
+        "new_tokens_per_request": NEW_TOKENS,
+    }
     engine = Engine.shared(str(resolve_model("smollm2")))
     prompt, text = task_prompt(engine)
     result["prompt_tokens"] = len(prompt)
@@ -164,7 +197,9 @@ def main() -> None:
         best_llama = max(reference[f"threads{t}"]["decode_tokens_per_s"] for t in (1, 2))
         ours = max(throughput[f"threads{t}"]["c4"] for t in (1, 2))
         result["ratio_c4_to_llama_cpp"] = round(ours / best_llama, 3)
-        print(f"llama.cpp: {best_llama:.1f} tokens/s; ours at c=4: {ours:.1f} (ratio {ours / best_llama:.2f})")
+        print(
+            f"llama.cpp: {best_llama:.1f} tokens/s; ours at c=4: {ours:.1f} (ratio {ours / best_llama:.2f})"
+        )
 
     engine.threads = default_threads()
     result["threads_default"] = engine.threads
@@ -172,16 +207,26 @@ def main() -> None:
         store = Store(str(Path(tmp) / "bench.db"))
         runs = {}
         for concurrency in (1, 2, 4):
-            runs[f"c{concurrency}"] = asyncio.run(rollouts(store, concurrency, samples,
-                                                           {"tool_choice": "first", "seed": 0, **LIMITS},
-                                                           f"bench-model-c{concurrency}"))
+            runs[f"c{concurrency}"] = asyncio.run(
+                rollouts(
+                    store,
+                    concurrency,
+                    samples,
+                    {"tool_choice": "first", "seed": 0, **LIMITS},
+                    f"bench-model-c{concurrency}",
+                )
+            )
             print(f"rollouts c={concurrency}: {runs[f'c{concurrency}']}", flush=True)
         result["rollouts_tool_choice_first"] = runs
         calls = {}
-        for label, options in (("auto", {}), ("constrained", {"constrained": True}),
-                               ("first", {"tool_choice": "first"})):
-            calls[label] = asyncio.run(rollouts(store, 4, samples, {**options, "seed": 1, **LIMITS},
-                                                f"bench-model-{label}"))
+        for label, options in (
+            ("auto", {}),
+            ("constrained", {"constrained": True}),
+            ("first", {"tool_choice": "first"}),
+        ):
+            calls[label] = asyncio.run(
+                rollouts(store, 4, samples, {**options, "seed": 1, **LIMITS}, f"bench-model-{label}")
+            )
             print(f"tool calls, {label}: {calls[label]}", flush=True)
         result["tool_calls_by_setting"] = calls
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

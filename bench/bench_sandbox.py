@@ -1,6 +1,6 @@
 """Sandbox timings: ready (start until PostgreSQL answers), exec round trip, seal (end of episode), close; idle memory.
 
-    .venv/bin/python bench/bench_sandbox.py   -> bench/results/sandbox.json
+.venv/bin/python bench/bench_sandbox.py   -> bench/results/sandbox.json
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import summary, write  # noqa: E402
-from gym.sandbox import DockerSandbox  # noqa: E402
+from bench.common import summary, write
+from gym.sandbox import DockerSandbox
 
 STARTS = 15
 EXECS = 40
@@ -51,10 +51,12 @@ def main() -> None:
         "target": {"sandbox_ready_median_s": 1.0},
     }
     write("sandbox", result)
-    print(f"ready median {result['sandbox_ready_s']['median']:.3f}s p90 {result['sandbox_ready_s']['p90']:.3f}s | "
-          f"exec {result['exec_round_trip_s']['median'] * 1000:.0f} ms | "
-          f"seal {result['seal_s']['median'] * 1000:.0f} ms | close {result['close_s']['median']:.3f}s | "
-          f"idle {result['idle_memory_mb']['median']:.0f} MB")
+    print(
+        f"ready median {result['sandbox_ready_s']['median']:.3f}s p90 {result['sandbox_ready_s']['p90']:.3f}s | "
+        f"exec {result['exec_round_trip_s']['median'] * 1000:.0f} ms | "
+        f"seal {result['seal_s']['median'] * 1000:.0f} ms | close {result['close_s']['median']:.3f}s | "
+        f"idle {result['idle_memory_mb']['median']:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

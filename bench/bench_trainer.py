@@ -32,13 +32,20 @@ RESULT = Path(__file__).parent / "results" / "trainer.json"
 def _config(out: Path, steps: int):
     from trainer.config import build_config
 
-    return build_config({
-        "seed": 0, "steps": steps, "output_dir": str(out), "model": {"builder": "toy"},
-        "rollout": {"source": "toy", "group_size": GENERATIONS, "tasks_per_step": PROMPTS},
-        "sampling": {"max_new_tokens": MAX_NEW, "temperature": 1.0},
-        "optim": {"lr": 1e-6}, "update": {"micro_batch_size": PROMPTS * GENERATIONS},
-        "loss": {"kl_coef": 0.0}, "checkpoint": {"interval": 0, "resume": "never"},
-    })  # fmt: skip
+    return build_config(
+        {
+            "seed": 0,
+            "steps": steps,
+            "output_dir": str(out),
+            "model": {"builder": "toy"},
+            "rollout": {"source": "toy", "group_size": GENERATIONS, "tasks_per_step": PROMPTS},
+            "sampling": {"max_new_tokens": MAX_NEW, "temperature": 1.0},
+            "optim": {"lr": 1e-6},
+            "update": {"micro_batch_size": PROMPTS * GENERATIONS},
+            "loss": {"kl_coef": 0.0},
+            "checkpoint": {"interval": 0, "resume": "never"},
+        }
+    )
 
 
 def bench_ours(steps: int) -> dict:
@@ -52,10 +59,15 @@ def bench_ours(steps: int) -> dict:
     tokens = statistics.median(r["tokens_total"] for r in timed)
     completion = statistics.median(r["tokens_model"] for r in timed)
     return {
-        "step_seconds": step_s, "update_seconds": update_s, "rollout_seconds": step_s - update_s,
-        "tokens_per_step": tokens, "completion_tokens_per_step": completion,
-        "tokens_per_second": tokens / step_s, "update_tokens_per_second": tokens / update_s, "steps_timed": len(timed),
-    }  # fmt: skip
+        "step_seconds": step_s,
+        "update_seconds": update_s,
+        "rollout_seconds": step_s - update_s,
+        "tokens_per_step": tokens,
+        "completion_tokens_per_step": completion,
+        "tokens_per_second": tokens / step_s,
+        "update_tokens_per_second": tokens / update_s,
+        "steps_timed": len(timed),
+    }
 
 
 def bench_trl(steps: int) -> dict:
@@ -68,7 +80,9 @@ def bench_trl(steps: int) -> dict:
     model, tokenizer = build_toy_model(0)
     tokenizer.padding_side = "left"
     prompts = [f"<bos> repeat {w} :" for w in WORDS[:PROMPTS]]
-    dataset = Dataset.from_dict({"prompt": prompts * (steps + WARMUP) * 2, "word": WORDS[:PROMPTS] * (steps + WARMUP) * 2})
+    dataset = Dataset.from_dict(
+        {"prompt": prompts * (steps + WARMUP) * 2, "word": WORDS[:PROMPTS] * (steps + WARMUP) * 2}
+    )
 
     def reward(completions, word, **_):
         return [grade(w, c.split(), 3)[0] for c, w in zip(completions, word, strict=True)]
@@ -89,18 +103,41 @@ def bench_trl(steps: int) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         args = GRPOConfig(
-            output_dir=tmp, per_device_train_batch_size=PROMPTS * GENERATIONS, num_generations=GENERATIONS,
-            max_completion_length=MAX_NEW, max_steps=steps + WARMUP, learning_rate=1e-6, beta=0.0,
-            temperature=1.0, use_cpu=True, report_to="none", logging_steps=1, save_strategy="no",
-            gradient_accumulation_steps=1, shuffle_dataset=False, seed=0, bf16=False, disable_tqdm=True,
-        )  # fmt: skip
-        trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=dataset,
-                              processing_class=tokenizer, callbacks=[Timer()])
+            output_dir=tmp,
+            per_device_train_batch_size=PROMPTS * GENERATIONS,
+            num_generations=GENERATIONS,
+            max_completion_length=MAX_NEW,
+            max_steps=steps + WARMUP,
+            learning_rate=1e-6,
+            beta=0.0,
+            temperature=1.0,
+            use_cpu=True,
+            report_to="none",
+            logging_steps=1,
+            save_strategy="no",
+            gradient_accumulation_steps=1,
+            shuffle_dataset=False,
+            seed=0,
+            bf16=False,
+            disable_tqdm=True,
+        )
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=reward,
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[Timer()],
+        )
         trainer.train()
     step_s = statistics.median(times[WARMUP:])
     per_step = (tokens[-1] - tokens[WARMUP - 1]) / (len(tokens) - WARMUP) if len(tokens) > WARMUP else None
-    return {"step_seconds": step_s, "tokens_per_step": per_step,
-            "tokens_per_second": per_step / step_s if per_step else None, "steps_timed": len(times) - WARMUP}
+    return {
+        "step_seconds": step_s,
+        "tokens_per_step": per_step,
+        "tokens_per_second": per_step / step_s if per_step else None,
+        "steps_timed": len(times) - WARMUP,
+    }
 
 
 def main() -> None:
@@ -113,15 +150,24 @@ def main() -> None:
     import trl as trl_pkg
 
     result = {
-        "setup": {"model": "trainer.toy Llama (2 layers, hidden 32)", "prompts": PROMPTS, "generations": GENERATIONS,
-                  "max_new_tokens": MAX_NEW, "threads": torch.get_num_threads(), "trl": trl_pkg.__version__,
-                  "torch": torch.__version__, "machine": platform.machine(), "cpus": torch.get_num_threads()},
+        "setup": {
+            "model": "trainer.toy Llama (2 layers, hidden 32)",
+            "prompts": PROMPTS,
+            "generations": GENERATIONS,
+            "max_new_tokens": MAX_NEW,
+            "threads": torch.get_num_threads(),
+            "trl": trl_pkg.__version__,
+            "torch": torch.__version__,
+            "machine": platform.machine(),
+            "cpus": torch.get_num_threads(),
+        },
         "egym": ours,
         "trl_grpo": trl,
         "ratio_step_time_trl_over_egym": trl["step_seconds"] / ours["step_seconds"],
-        "ratio_tokens_per_second_egym_over_trl": (ours["tokens_per_second"] / trl["tokens_per_second"]
-                                                   if trl["tokens_per_second"] else None),
-    }  # fmt: skip
+        "ratio_tokens_per_second_egym_over_trl": (
+            ours["tokens_per_second"] / trl["tokens_per_second"] if trl["tokens_per_second"] else None
+        ),
+    }
     RESULT.parent.mkdir(parents=True, exist_ok=True)
     RESULT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

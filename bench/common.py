@@ -15,13 +15,20 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def summary(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-    return {"median": round(statistics.median(ordered), 4), "p90": round(p90, 4),
-            "min": round(ordered[0], 4), "n": len(ordered)}
+    return {
+        "median": round(statistics.median(ordered), 4),
+        "p90": round(p90, 4),
+        "min": round(ordered[0], 4),
+        "n": len(ordered),
+    }
 
 
 def machine() -> dict[str, object]:
-    return {"cores": os.cpu_count(), "python": platform.python_version(),
-            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    return {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
 
 
 def write(name: str, data: dict) -> Path:

@@ -50,8 +50,9 @@ class Registry:
         if target is None and ":" in name:
             target = name
         if target is None:
-            raise self.error(f"unknown {self.kind} '{name}'{closest(name, self.names())} "
-                             "(or give module:attribute)")
+            raise self.error(
+                f"unknown {self.kind} '{name}'{closest(name, self.names())} (or give module:attribute)"
+            )
         return target
 
     def load(self, name: str) -> Any:
@@ -66,5 +67,7 @@ class Registry:
             return getattr(module, attribute)
         except AttributeError:
             public = [a for a in dir(module) if not a.startswith("_")]
-            raise self.error(f"{self.kind} '{name}': {module_name} has no attribute '{attribute}'"
-                             f"{closest(attribute, public, list_known=False)}") from None
+            raise self.error(
+                f"{self.kind} '{name}': {module_name} has no attribute '{attribute}'"
+                f"{closest(attribute, public, list_known=False)}"
+            ) from None

@@ -26,7 +26,9 @@ class ToolCall(_Strict):
     id: str
     name: str
     arguments: str = Field(description="JSON text exactly as the model wrote it (may be malformed).")
-    error: str | None = Field(None, description="Why the call could not be read from the model's text (not run).")
+    error: str | None = Field(
+        None, description="Why the call could not be read from the model's text (not run)."
+    )
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a dict; raises ValueError with a model-readable message when malformed."""
@@ -69,13 +71,17 @@ class AssistantTurn(_Strict):
 
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    prompt_token_ids: list[int] | None = Field(None, description="The rendered prompt, when the backend exposes it.")
+    prompt_token_ids: list[int] | None = Field(
+        None, description="The rendered prompt, when the backend exposes it."
+    )
     token_ids: list[int] | None = Field(None, description="The model's own completion tokens.")
     logprobs: list[float] | None = Field(None, description="Sampling logprob of each completion token.")
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
-    truncated: bool = Field(False, description="Cut by max tokens or the time limit: never taken as the final answer.")
+    truncated: bool = Field(
+        False, description="Cut by max tokens or the time limit: never taken as the final answer."
+    )
 
     def message(self) -> Message:
         return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
@@ -98,7 +104,9 @@ class Step(_Strict):
     results: list[ToolResult] = Field(default_factory=list)
     policy_seconds: float = 0.0
     tool_seconds: float = 0.0
-    context_tokens: int | None = Field(None, description="Tokens in the context sent to the policy this turn.")
+    context_tokens: int | None = Field(
+        None, description="Tokens in the context sent to the policy this turn."
+    )
     compacted: bool = Field(False, description="Context management rewrote older turns before this one.")
 
 
@@ -113,7 +121,9 @@ class Trajectory(_Strict):
     error: str | None = None
     started_at: float = 0.0
     seconds: float = 0.0
-    meta: dict[str, Any] = Field(default_factory=dict, description="Free-form facts (fault seed, tool list...).")
+    meta: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form facts (fault seed, tool list...)."
+    )
 
     @property
     def terminated(self) -> bool:
@@ -137,7 +147,8 @@ class Trajectory(_Strict):
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
     """About four characters per token: the counter when the policy has no tokenizer."""
-    chars = sum(len(m.content) + 8 + sum(len(c.name) + len(c.arguments) + 16 for c in m.tool_calls)
-                for m in messages)
+    chars = sum(
+        len(m.content) + 8 + sum(len(c.name) + len(c.arguments) + 16 for c in m.tool_calls) for m in messages
+    )
     chars += len(json.dumps(list(tools))) if tools else 0
     return chars // 4 + 1

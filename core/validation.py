@@ -18,15 +18,18 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 
-def describe_validation_error(exc: ValidationError, *, where: str = "", model: type[BaseModel] | None = None,
-                              most: int = 1) -> str:
+def describe_validation_error(
+    exc: ValidationError, *, where: str = "", model: type[BaseModel] | None = None, most: int = 1
+) -> str:
     """The first `most` errors as `where.key.path: message`, `; `-joined, and `(+N more)` for the rest."""
     parts = []
     for error in exc.errors()[:most]:
         path = [str(part) for part in error["loc"]]
         location = ".".join(p for p in (where, ".".join(path)) if p) or "(top level)"
         unknown = error["type"] == "extra_forbidden"
-        parts.append(f"{location}: " + ("unknown key" + _suggestion(model, path) if unknown else error["msg"]))
+        parts.append(
+            f"{location}: " + ("unknown key" + _suggestion(model, path) if unknown else error["msg"])
+        )
     rest = exc.error_count() - len(parts)
     return "; ".join(parts) + (f" (+{rest} more)" if rest > 0 else "")
 

@@ -42,7 +42,9 @@ class ChatPost(_Strict):
     channel: str = Field(description="Channel name; `dm:alice,bob` for direct messages.")
     user: str = Field(description="Author's username.")
     message: str = ""
-    root_id: str | None = Field(None, description="Id of the thread's first post; empty/None for a root post.")
+    root_id: str | None = Field(
+        None, description="Id of the thread's first post; empty/None for a root post."
+    )
     create_at: int = Field(0, description="Milliseconds since the epoch.")
     reactions: list[ChatReaction] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list, description="Names of attached files.")
@@ -67,7 +69,9 @@ class ChatSnapshot(_Strict):
     def posts_in(self, channel: str | None = None) -> list[ChatPost]:
         """Posts in a channel (all posts when None), oldest first."""
         wanted = dm_name(channel) if channel else None
-        return sorted((p for p in self.posts if wanted is None or p.channel == wanted), key=lambda p: p.create_at)
+        return sorted(
+            (p for p in self.posts if wanted is None or p.channel == wanted), key=lambda p: p.create_at
+        )
 
 
 def dm_name(channel: str) -> str:

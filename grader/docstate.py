@@ -17,7 +17,9 @@ class _Strict(BaseModel):
 
 
 class Cell(_Strict):
-    value: bool | int | float | str | None = Field(description="Computed value; None when the cell shows an error.")
+    value: bool | int | float | str | None = Field(
+        description="Computed value; None when the cell shows an error."
+    )
     formula: str | None = None
     text: str = Field(description="The text the cell shows.")
 

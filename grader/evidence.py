@@ -38,7 +38,9 @@ def clip(text: str, limit: int) -> str:
 
 
 def _final_answer(spec: FinalAnswerEvidence, probe: Probe, traj: Trajectory | None) -> tuple[str, str]:
-    return "Final answer", (traj.final_answer if traj and traj.final_answer else "(the agent gave no final answer)")
+    return "Final answer", (
+        traj.final_answer if traj and traj.final_answer else "(the agent gave no final answer)"
+    )
 
 
 def _when(ms: int) -> str:
@@ -54,10 +56,14 @@ def _channel(spec: ChannelEvidence, probe: Probe, traj: Trajectory | None) -> tu
         since = millis(spec.after)
         posts = [p for p in posts if p.create_at > since]
     if spec.last:
-        posts = posts[-spec.last:]
+        posts = posts[-spec.last :]
     lines = []
     for post in posts:
-        reactions = f"  [reactions: {', '.join(f':{r.emoji}: {r.user}' for r in post.reactions)}]" if post.reactions else ""
+        reactions = (
+            f"  [reactions: {', '.join(f':{r.emoji}: {r.user}' for r in post.reactions)}]"
+            if post.reactions
+            else ""
+        )
         files = f"  [files: {', '.join(post.files)}]" if post.files else ""
         prefix = "  ↳ " if post.root_id else ""
         lines.append(f"{prefix}[{_when(post.create_at)}] @{post.user}: {post.message}{reactions}{files}")
@@ -93,7 +99,9 @@ def _document(spec: DocumentEvidence, probe: Probe, traj: Trajectory | None) -> 
 
 def _file(spec: FileEvidence, probe: Probe, traj: Trajectory | None) -> tuple[str, str]:
     data = probe.file(spec.path)
-    return f"File {spec.path}", "(file does not exist)" if data is None else data.decode("utf-8", errors="replace")
+    return f"File {spec.path}", "(file does not exist)" if data is None else data.decode(
+        "utf-8", errors="replace"
+    )
 
 
 def _sql(spec: SqlEvidence, probe: Probe, traj: Trajectory | None) -> tuple[str, str]:
@@ -103,7 +111,10 @@ def _sql(spec: SqlEvidence, probe: Probe, traj: Trajectory | None) -> tuple[str,
         return "Database query", f"{spec.query}\n({exc})"
     shown = rows[: spec.max_rows]
     lines = [" | ".join(shown[0])] if shown else []
-    lines += [" | ".join(json.dumps(v, default=str) if not isinstance(v, str) else v for v in r.values()) for r in shown]
+    lines += [
+        " | ".join(json.dumps(v, default=str) if not isinstance(v, str) else v for v in r.values())
+        for r in shown
+    ]
     more = f"\n({len(rows) - len(shown)} more rows)" if len(rows) > len(shown) else ""
     return "Database query", f"{spec.query}\n" + ("\n".join(lines) or "(no rows)") + more
 
@@ -120,7 +131,7 @@ def _transcript(spec: TranscriptEvidence, probe: Probe, traj: Trajectory | None)
                 lines.append(f"RESULT {m.name or ''}: {m.content}")
     else:
         if spec.last:
-            messages = messages[-spec.last:]
+            messages = messages[-spec.last :]
         lines = []
         for m in messages:
             calls = "".join(f"\n  CALL {c.name}({c.arguments})" for c in m.tool_calls)
@@ -133,8 +144,13 @@ def _text(spec: TextEvidence, probe: Probe, traj: Trajectory | None) -> tuple[st
 
 
 RENDERERS = {
-    "final_answer": _final_answer, "channel": _channel, "document": _document, "file": _file,
-    "sql": _sql, "transcript": _transcript, "text": _text,
+    "final_answer": _final_answer,
+    "channel": _channel,
+    "document": _document,
+    "file": _file,
+    "sql": _sql,
+    "transcript": _transcript,
+    "text": _text,
 }
 
 

@@ -117,22 +117,36 @@ def expand_item(rubric: Rubric, index: int, initial_rows: InitialRows | None = N
         where = f"{rubric.path or rubric.task}:$.items[{index}]"
         try:
             data = substitute(template, bound)
-            item_id = substitute(template_id, bound, slug=True) if PLACEHOLDER.search(template_id) else f"{template_id}.{n}"
+            item_id = (
+                substitute(template_id, bound, slug=True)
+                if PLACEHOLDER.search(template_id)
+                else f"{template_id}.{n}"
+            )
         except KeyError as exc:
-            raise RubricError(f"{where}: placeholder {{{{{exc.args[0]}}}}} is not bound (bound: {', '.join(bound) or 'nothing'})") from None
+            raise RubricError(
+                f"{where}: placeholder {{{{{exc.args[0]}}}}} is not bound (bound: {', '.join(bound) or 'nothing'})"
+            ) from None
         try:
             out.append(_ITEM.validate_python({**data, "id": item_id}))
         except ValidationError as exc:
-            raise RubricError(f"{where}: expansion #{n} ({bound}) is invalid: {describe_validation_error(exc)}") from None
+            raise RubricError(
+                f"{where}: expansion #{n} ({bound}) is invalid: {describe_validation_error(exc)}"
+            ) from None
     return out
 
 
 def expand_items(rubric: Rubric, initial_rows: InitialRows | None = None) -> list[Item]:
     """Every concrete item of the rubric, in file order; RubricError on unbound placeholders or duplicate ids."""
-    items = [concrete for index in range(len(rubric.items)) for concrete in expand_item(rubric, index, initial_rows)]
+    items = [
+        concrete
+        for index in range(len(rubric.items))
+        for concrete in expand_item(rubric, index, initial_rows)
+    ]
     seen: set[str] = set()
     for item in items:
         if item.id in seen:
-            raise RubricError(f"{rubric.path or rubric.task}: item id {item.id!r} appears twice after expansion")
+            raise RubricError(
+                f"{rubric.path or rubric.task}: item id {item.id!r} appears twice after expansion"
+            )
         seen.add(item.id)
     return items

@@ -67,12 +67,16 @@ class Grade(_Strict):
     rubric_hash: str | None = Field(None, description="Content hash of the rubric file used to grade.")
     earned: float = Field(description="Points earned after penalties and gates, never below 0.")
     possible: int = Field(description="Sum of positive points.")
-    normalized: float = Field(ge=0.0, le=1.0, description="earned / possible, in [0,1] (0 when possible is 0).")
+    normalized: float = Field(
+        ge=0.0, le=1.0, description="earned / possible, in [0,1] (0 when possible is 0)."
+    )
     incomplete: bool = Field(False, description="At least one item errored: do not trust this as a reward.")
     gated: bool = Field(False, description="A gate item failed, so the total was zeroed.")
     items: list[ItemResult] = Field(default_factory=list)
     seconds: float = Field(0.0, description="Wall time spent grading.")
-    meta: dict[str, Any] = Field(default_factory=dict, description="Free-form facts (judge models, grader version).")
+    meta: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form facts (judge models, grader version)."
+    )
 
     def __str__(self) -> str:
         return f"{_fmt(self.earned)}/{self.possible}"
@@ -99,10 +103,17 @@ class Grade(_Strict):
         if not errors:
             return ""
         judged = sum(item.kind == "judge" for item in errors)
-        parts = [f"{n} {what}" for n, what in (
-            (judged, "judge item not graded" if judged == 1 else "judge items not graded"),
-            (len(errors) - judged, "check could not run" if len(errors) - judged == 1 else "checks could not run"),
-        ) if n]
+        parts = [
+            f"{n} {what}"
+            for n, what in (
+                (judged, "judge item not graded" if judged == 1 else "judge items not graded"),
+                (
+                    len(errors) - judged,
+                    "check could not run" if len(errors) - judged == 1 else "checks could not run",
+                ),
+            )
+            if n
+        ]
         return f"incomplete ({', '.join(parts)})"
 
     def summary(self) -> str:

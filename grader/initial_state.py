@@ -54,7 +54,9 @@ def initial_rows(
     if not queries:
         return {}
     if initial is None:
-        raise RubricError(f"{rubric.path or rubric.task}: initial_query expansion needs the task's initial state (pass initial=...)")
+        raise RubricError(
+            f"{rubric.path or rubric.task}: initial_query expansion needs the task's initial state (pass initial=...)"
+        )
     cache = Path(cache_dir or os.environ.get("EGYM_EXPANSION_CACHE") or DEFAULT_CACHE)
     digest = initial.digest
     found: dict[str, list[dict[str, Any]]] = {}
@@ -73,7 +75,9 @@ def initial_rows(
     return found
 
 
-def _run(queries: list[str], initial: InitialState, probe: Probe | None, rubric: Rubric) -> dict[str, list[dict[str, Any]]]:
+def _run(
+    queries: list[str], initial: InitialState, probe: Probe | None, rubric: Rubric
+) -> dict[str, list[dict[str, Any]]]:
     if probe is not None:
         return {q: _query(probe, q, rubric) for q in queries}
     with initial.untouched() as fresh:
@@ -84,4 +88,6 @@ def _query(probe: Probe, query: str, rubric: Rubric) -> list[dict[str, Any]]:
     try:
         return probe.sql(query)
     except StateError as exc:
-        raise RubricError(f"{rubric.path or rubric.task}: initial_query {query!r} fails on the initial state: {exc}") from None
+        raise RubricError(
+            f"{rubric.path or rubric.task}: initial_query {query!r} fails on the initial state: {exc}"
+        ) from None

@@ -46,8 +46,9 @@ LOCAL_PREFIX = "hf:"
 class LocalGenerate(Protocol):
     """Generates one reply with a local model by name; the runtime supplies it (the grader loads no models)."""
 
-    def __call__(self, name: str, messages: list[dict[str, Any]], *, temperature: float,
-                 max_tokens: int) -> Awaitable[str]: ...
+    def __call__(
+        self, name: str, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int
+    ) -> Awaitable[str]: ...
 
 
 class SameModelError(JudgeError):
@@ -59,17 +60,25 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
+    )
     api_key: str | None = Field(None, repr=False, description="API key (never logged).")
     model: str | None = Field(None, description="Default judge model for items without a panel.")
     max_concurrency: int = Field(8, ge=1, description="Judge calls in flight at once.")
     timeout_s: float = Field(60.0, gt=0, le=3600, description="Per-request timeout.")
     max_retries: int = Field(3, ge=0, description="Retries (exponential backoff) after 5xx, 429, timeouts.")
     temperature: float = Field(0.0, ge=0, description="Temperature of single-sample calls.")
-    sample_temperature: float = Field(0.7, ge=0, description="Temperature when a panel asks one model several times.")
+    sample_temperature: float = Field(
+        0.7, ge=0, description="Temperature when a panel asks one model several times."
+    )
     max_tokens: int = Field(512, ge=16, le=32768, description="Longest verdict (reason included) in tokens.")
-    requests_per_minute: float | None = Field(None, gt=0, description="Spread calls out to stay under a rate limit.")
-    cache_dir: Path | None = Field(Path(".egym/judge-cache"), description="On-disk verdict cache; None disables it.")
+    requests_per_minute: float | None = Field(
+        None, gt=0, description="Spread calls out to stay under a rate limit."
+    )
+    cache_dir: Path | None = Field(
+        Path(".egym/judge-cache"), description="On-disk verdict cache; None disables it."
+    )
     allow_same_model: bool = Field(False, description="Permit judging a policy with its own model.")
 
     @classmethod
@@ -102,8 +111,11 @@ def _same_model(a: str, b: str) -> bool:
 
 
 def verdict_schema(scale: str | Scale) -> dict[str, Any]:
-    verdict = {"type": "string", "enum": ["pass", "fail"]} if scale == "pass_fail" else {
-        "type": "integer", "enum": list(range(scale.min, scale.max + 1))}
+    verdict = (
+        {"type": "string", "enum": ["pass", "fail"]}
+        if scale == "pass_fail"
+        else {"type": "integer", "enum": list(range(scale.min, scale.max + 1))}
+    )
     return {
         "type": "object",
         "properties": {"reason": {"type": "string"}, "verdict": verdict},
@@ -115,13 +127,17 @@ def verdict_schema(scale: str | Scale) -> dict[str, Any]:
 def _scale_text(scale: str | Scale) -> str:
     if scale == "pass_fail":
         return 'Verdict: "pass" if the criterion is fully met, otherwise "fail".'
-    return (f"Verdict: an integer rating from {scale.min} (not met at all) to {scale.max} (fully met); "
-            f"{scale.threshold:g} or more means acceptable.")
+    return (
+        f"Verdict: an integer rating from {scale.min} (not met at all) to {scale.max} (fully met); "
+        f"{scale.threshold:g} or more means acceptable."
+    )
 
 
 def messages_for(item: JudgeItem, evidence: str) -> list[dict[str, str]]:
-    user = (f"Criterion: {item.description}\n\nQuestion: {item.prompt}\n\n{_scale_text(item.scale)}\n\n"
-            f"<evidence>\n{evidence}\n</evidence>")
+    user = (
+        f"Criterion: {item.description}\n\nQuestion: {item.prompt}\n\n{_scale_text(item.scale)}\n\n"
+        f"<evidence>\n{evidence}\n</evidence>"
+    )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -150,8 +166,13 @@ def _parse(content: str | None) -> dict[str, Any]:
 class Judge:
     """Asks judge models about items; shared by every grade in a process."""
 
-    def __init__(self, config: JudgeConfig | None = None, *, policy_model: str | None = None,
-                 local: LocalGenerate | None = None):
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        *,
+        policy_model: str | None = None,
+        local: LocalGenerate | None = None,
+    ):
         self.config = config or JudgeConfig.from_env()
         self.policy_model = policy_model
         self.local = local  # answers `hf:NAME` judge models in-process (gym.models.judge_backend)
@@ -162,11 +183,19 @@ class Judge:
 
     def models(self, panel: Panel | None) -> list[str]:
         """Judge models for a panel (falling back to the configured default); JudgeError when none or forbidden."""
-        models = list(panel.models) if panel and panel.models else [self.config.model] if self.config.model else []
+        models = (
+            list(panel.models) if panel and panel.models else [self.config.model] if self.config.model else []
+        )
         if not models:
-            raise JudgeError("no judge model: set EGYM_JUDGE_MODEL (or judge.model) or name models in the rubric's panel")
+            raise JudgeError(
+                "no judge model: set EGYM_JUDGE_MODEL (or judge.model) or name models in the rubric's panel"
+            )
         for model in models:
-            if self.policy_model and _same_model(model, self.policy_model) and not self.config.allow_same_model:
+            if (
+                self.policy_model
+                and _same_model(model, self.policy_model)
+                and not self.config.allow_same_model
+            ):
                 raise SameModelError(
                     f"judge model '{model}' is the policy's own model; pick another judge or force it "
                     "with allow_same_model (--judge-same-model)"
@@ -179,13 +208,21 @@ class Judge:
 
         loop = asyncio.get_running_loop()
         if self._loop is not loop or self._semaphore is None:
-            self._semaphore, self._client, self._loop = asyncio.Semaphore(self.config.max_concurrency), None, loop
+            self._semaphore, self._client, self._loop = (
+                asyncio.Semaphore(self.config.max_concurrency),
+                None,
+                loop,
+            )
         if self._client is None and not local:
             if not self.config.base_url and not os.environ.get("OPENAI_BASE_URL") and not self.config.api_key:
-                raise JudgeError("no judge endpoint: set EGYM_JUDGE_BASE_URL/EGYM_JUDGE_API_KEY (or OPENAI_*)")
+                raise JudgeError(
+                    "no judge endpoint: set EGYM_JUDGE_BASE_URL/EGYM_JUDGE_API_KEY (or OPENAI_*)"
+                )
             self._client = openai.AsyncOpenAI(
-                base_url=self.config.base_url, api_key=self.config.api_key or "none",
-                timeout=self.config.timeout_s, max_retries=self.config.max_retries,
+                base_url=self.config.base_url,
+                api_key=self.config.api_key or "none",
+                timeout=self.config.timeout_s,
+                max_retries=self.config.max_retries,
             )
         return self._client, self._semaphore
 
@@ -205,25 +242,45 @@ class Judge:
         calls = [(m, s) for m in self.models(spec) for s in range(spec.samples)]
         return list(await asyncio.gather(*(self.ask(item, evidence, m, s, spec.samples) for m, s in calls)))
 
-    async def ask(self, item: JudgeItem, evidence: str, model: str, sample: int = 0, samples: int = 1) -> Verdict:
+    async def ask(
+        self, item: JudgeItem, evidence: str, model: str, sample: int = 0, samples: int = 1
+    ) -> Verdict:
         temperature = self.config.sample_temperature if samples > 1 else self.config.temperature
         request = {
-            "model": model, "messages": messages_for(item, evidence), "temperature": temperature,
+            "model": model,
+            "messages": messages_for(item, evidence),
+            "temperature": temperature,
             "max_tokens": self.config.max_tokens,
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": "verdict", "strict": True, "schema": verdict_schema(item.scale)}},
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "verdict", "strict": True, "schema": verdict_schema(item.scale)},
+            },
         }
         key = hashlib.sha256(json.dumps({**request, "sample": sample}, sort_keys=True).encode()).hexdigest()
         cached = self._cache_get(key)
         if cached is not None:
-            return Verdict(model=model, sample=sample, score=cached["score"], verdict=str(cached["verdict"]),
-                           reason=cached["reason"], cached=True)
+            return Verdict(
+                model=model,
+                sample=sample,
+                score=cached["score"],
+                verdict=str(cached["verdict"]),
+                reason=cached["reason"],
+                cached=True,
+            )
         try:
             data, score = await self._call(request, item)
         except JudgeError as exc:
             return Verdict(model=model, sample=sample, error=str(exc))
-        self._cache_put(key, {"verdict": data["verdict"], "reason": str(data.get("reason", "")), "score": score})
-        return Verdict(model=model, sample=sample, score=score, verdict=str(data["verdict"]), reason=str(data.get("reason", "")))
+        self._cache_put(
+            key, {"verdict": data["verdict"], "reason": str(data.get("reason", "")), "score": score}
+        )
+        return Verdict(
+            model=model,
+            sample=sample,
+            score=score,
+            verdict=str(data["verdict"]),
+            reason=str(data.get("reason", "")),
+        )
 
     async def _call(self, request: dict[str, Any], item: JudgeItem) -> tuple[dict[str, Any], float]:
         local = request["model"].startswith(LOCAL_PREFIX)
@@ -253,26 +310,36 @@ class Judge:
         except openai.APIStatusError as exc:
             raise JudgeError(f"judge endpoint answered {exc.status_code}: {_short(exc.message)}") from None
         except openai.APITimeoutError:
-            raise JudgeError(f"judge call timed out after {self.config.timeout_s:g}s and "
-                             f"{self.config.max_retries} retries") from None
+            raise JudgeError(
+                f"judge call timed out after {self.config.timeout_s:g}s and {self.config.max_retries} retries"
+            ) from None
         except openai.APIError as exc:
             raise JudgeError(f"judge endpoint unreachable: {_short(str(exc))}") from None
         message = reply.choices[0].message if reply.choices else None
-        return (message.content if message else None), (getattr(message, "refusal", None) if message else None)
+        return (message.content if message else None), (
+            getattr(message, "refusal", None) if message else None
+        )
 
     async def _local(self, request: dict[str, Any]) -> tuple[str | None, str | None]:
         """(content, None) from a local model (`hf:NAME`), through the backend the runtime gave us."""
         name = request["model"].removeprefix(LOCAL_PREFIX)
         if self.local is None:
-            raise JudgeError(f"local judge '{name}': this process has no local model backend "
-                             "(build the judge with gym.episode.make_judge)")
+            raise JudgeError(
+                f"local judge '{name}': this process has no local model backend "
+                "(build the judge with gym.episode.make_judge)"
+            )
         # Small local models ignore response_format: the schema goes into the prompt instead.
         last = request["messages"][-1]
         schema = json.dumps(request["response_format"]["json_schema"]["schema"]["properties"])
-        messages = [*request["messages"][:-1], {**last, "content": f"{last['content']}\n\nAnswer with one JSON object: {schema}"}]
+        messages = [
+            *request["messages"][:-1],
+            {**last, "content": f"{last['content']}\n\nAnswer with one JSON object: {schema}"},
+        ]
         try:
             content = await asyncio.wait_for(
-                self.local(name, messages, temperature=request["temperature"], max_tokens=request["max_tokens"]),
+                self.local(
+                    name, messages, temperature=request["temperature"], max_tokens=request["max_tokens"]
+                ),
                 self.config.timeout_s,
             )
         except TimeoutError:
@@ -324,4 +391,6 @@ def combine(verdicts: list[Verdict], rule: str, scale: str | Scale) -> tuple[flo
     passed = passes * 2 > len(scores)
     if scale == "pass_fail":
         return float(passed), passed
-    return scores[(len(scores) - 1) // 2], passed  # lower median: >= threshold exactly when a strict majority passes
+    return scores[
+        (len(scores) - 1) // 2
+    ], passed  # lower median: >= threshold exactly when a strict majority passes

@@ -76,7 +76,13 @@ def lint_rubric(file: Path, report: LintReport) -> None:
             other = expanded.get(c.id)
             # Plain duplicates were reported by the loader; here: ids that only collide after expansion.
             if other is not None and (item.foreach or rubric.items[other].foreach):
-                report.problems.append(Problem(str(file), f"$.items[{index}].id", f"expands to id {c.id!r}, already used by $.items[{other}]"))
+                report.problems.append(
+                    Problem(
+                        str(file),
+                        f"$.items[{index}].id",
+                        f"expands to id {c.id!r}, already used by $.items[{other}]",
+                    )
+                )
             expanded.setdefault(c.id, index)
             report.items += 1
             report.points += max(c.points, 0)
@@ -90,6 +96,10 @@ def _rubric_has_task(file: Path, rubric: Rubric, report: LintReport) -> None:
     tasks = Path(*parts[:-3]) / "tasks"
     world, _, task_id = rubric.task.partition("/")
     if tasks.is_dir() and not (tasks / world / task_id / "task.yaml").is_file():
-        report.problems.append(Problem(str(file), "$.task", f"no task {rubric.task!r} (expected {tasks / world / task_id / 'task.yaml'})"))
-
-
+        report.problems.append(
+            Problem(
+                str(file),
+                "$.task",
+                f"no task {rubric.task!r} (expected {tasks / world / task_id / 'task.yaml'})",
+            )
+        )

@@ -45,7 +45,9 @@ def validator() -> jsonschema.protocols.Validator:
     try:
         schema = json.loads(SCHEMA.read_text())
     except (OSError, ValueError) as exc:
-        raise RubricError(f"{SCHEMA}: cannot read the rubric schema ({exc}); reinstall from the repository") from None
+        raise RubricError(
+            f"{SCHEMA}: cannot read the rubric schema ({exc}); reinstall from the repository"
+        ) from None
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
@@ -71,7 +73,9 @@ def _message(error: jsonschema.ValidationError) -> str:
         return "give exactly one of 'values', 'values_file', 'initial_query'"
     if kind in ("oneOf", "anyOf") and error.context:
         # Skip branches that failed only because the value has another shape.
-        specific = [e for e in error.context if e.relative_path or e.validator not in ("type", "const", "enum")]
+        specific = [
+            e for e in error.context if e.relative_path or e.validator not in ("type", "const", "enum")
+        ]
         return _message(jsonschema.exceptions.best_match(specific or error.context))
     if kind == "type":
         return f"{_short(error.instance)} is not of type {error.validator_value!r}"
@@ -121,20 +125,32 @@ def _semantic_problems(rubric: Rubric, file: str, path: Path | None) -> list[Pro
     seen: dict[str, int] = {}
     for index, item in enumerate(rubric.items):
         if item.id in seen:
-            problems.append(Problem(file, f"$.items[{index}].id", f"duplicate id {item.id!r} (also $.items[{seen[item.id]}])"))
+            problems.append(
+                Problem(
+                    file, f"$.items[{index}].id", f"duplicate id {item.id!r} (also $.items[{seen[item.id]}])"
+                )
+            )
         seen.setdefault(item.id, index)
         if item.points == 0 and not item.gate:
-            problems.append(Problem(file, f"$.items[{index}].points", "0 points: only gate items may be worth nothing"))
+            problems.append(
+                Problem(file, f"$.items[{index}].points", "0 points: only gate items may be worth nothing")
+            )
     if not any(item.points > 0 for item in rubric.items):
-        problems.append(Problem(file, "$.items", "no item has positive points, so the total possible would be 0"))
+        problems.append(
+            Problem(file, "$.items", "no item has positive points, so the total possible would be 0")
+        )
     if path is not None and path.parent.parent.name == "rubrics":
         expected = f"{path.parent.name}/{path.stem}"
         if rubric.task != expected:
-            problems.append(Problem(file, "$.task", f"{rubric.task!r} but the file's location says {expected!r}"))
+            problems.append(
+                Problem(file, "$.task", f"{rubric.task!r} but the file's location says {expected!r}")
+            )
     return problems
 
 
-def parse_rubric(raw: bytes | str, file: str = "<rubric>", path: Path | None = None) -> tuple[Rubric | None, list[Problem]]:
+def parse_rubric(
+    raw: bytes | str, file: str = "<rubric>", path: Path | None = None
+) -> tuple[Rubric | None, list[Problem]]:
     """Parse and validate rubric text. Returns the rubric (None when unusable) and every problem found."""
     try:
         data = json.loads(raw)

@@ -103,7 +103,9 @@ class SandboxProbe:
             try:
                 self._chat = ChatSnapshot.model_validate(data)
             except ValueError as exc:
-                raise ProbeError(f"chat snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]) from None
+                raise ProbeError(
+                    f"chat snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
+                ) from None
         return self._chat
 
     def file(self, path: str) -> bytes | None:
@@ -159,13 +161,16 @@ class SandboxProbe:
             return
         data = self._run_json([*READ_DOCUMENT, *copies], "read_document")
         if not isinstance(data, dict):
-            raise ProbeError(f"read_document in {self.sandbox.id[:12]} printed {type(data).__name__}, expected an object")
+            raise ProbeError(
+                f"read_document in {self.sandbox.id[:12]} printed {type(data).__name__}, expected an object"
+            )
         for copy, path in copies.items():
             try:
                 doc = document_dict(data.get(copy))
             except ValueError as exc:
-                self._documents[path] = ProbeError(f"read_document's answer for {path} has an unexpected shape: "
-                                                   f"{str(exc).splitlines()[0]}")
+                self._documents[path] = ProbeError(
+                    f"read_document's answer for {path} has an unexpected shape: {str(exc).splitlines()[0]}"
+                )
                 continue
             if "error" in doc:
                 doc["error"] = doc["error"].replace(copy, path)
@@ -177,7 +182,11 @@ class SandboxProbe:
         if result.truncated:
             raise ProbeError(f"{where} printed more than {MAX_OUTPUT_BYTES >> 20} MB")
         if not result.ok:
-            reason = "timed out" if result.timed_out else f"exit {result.exit_code}: {result.output.strip()[-300:]}"
+            reason = (
+                "timed out"
+                if result.timed_out
+                else f"exit {result.exit_code}: {result.output.strip()[-300:]}"
+            )
             raise ProbeError(f"{where} failed ({reason})".replace("\n", " "))
         return parse_json_output(result.output, where)
 
@@ -215,9 +224,14 @@ class StaticProbe:
     `sql` maps a query text to its rows, or to a StateError message (a str).
     """
 
-    def __init__(self, *, sql: Mapping[str, list[dict[str, Any]] | str] | None = None,
-                 chat: ChatSnapshot | dict | None = None, files: Mapping[str, bytes] | None = None,
-                 documents: Mapping[str, dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        *,
+        sql: Mapping[str, list[dict[str, Any]] | str] | None = None,
+        chat: ChatSnapshot | dict | None = None,
+        files: Mapping[str, bytes] | None = None,
+        documents: Mapping[str, dict[str, Any]] | None = None,
+    ):
         self._sql = dict(sql or {})
         self._chat = ChatSnapshot.model_validate(chat or {})
         self._files = {workspace_path(k): v for k, v in (files or {}).items()}

@@ -27,7 +27,9 @@ class _Strict(BaseModel):
 class Panel(_Strict):
     """Which judges answer an item and how their verdicts combine."""
 
-    models: list[str] = Field(default_factory=list, description="Judge models; empty means the configured default.")
+    models: list[str] = Field(
+        default_factory=list, description="Judge models; empty means the configured default."
+    )
     samples: int = Field(1, ge=1, le=9, description="Calls per model (temperature > 0 when more than one).")
     rule: Rule = Field("majority", description="majority: most verdicts win; mean: average normalized score.")
 
@@ -37,7 +39,9 @@ class Scale(_Strict):
 
     min: int = 1
     max: int = 5
-    pass_: float | None = Field(None, alias="pass", description="Lowest rating counted as pass (default midpoint).")
+    pass_: float | None = Field(
+        None, alias="pass", description="Lowest rating counted as pass (default midpoint)."
+    )
 
     @property
     def threshold(self) -> float:
@@ -94,7 +98,12 @@ class TextEvidence(_Evidence):
 
 
 Evidence = Annotated[
-    FinalAnswerEvidence | ChannelEvidence | DocumentEvidence | FileEvidence | SqlEvidence | TranscriptEvidence
+    FinalAnswerEvidence
+    | ChannelEvidence
+    | DocumentEvidence
+    | FileEvidence
+    | SqlEvidence
+    | TranscriptEvidence
     | TextEvidence,
     Field(discriminator="type"),
 ]
@@ -106,9 +115,13 @@ Evidence = Annotated[
 class Foreach(_Strict):
     """Where a parameterised item's values come from (exactly one source)."""
 
-    values: list[Any] | None = Field(None, description="Literal list: objects bind their keys, scalars bind `as`.")
+    values: list[Any] | None = Field(
+        None, description="Literal list: objects bind their keys, scalars bind `as`."
+    )
     values_file: str | None = Field(None, description="JSON list or CSV file, relative to the rubric.")
-    initial_query: str | None = Field(None, description="SQL over the untouched initial state (never the final state).")
+    initial_query: str | None = Field(
+        None, description="SQL over the untouched initial state (never the final state)."
+    )
     as_: str | None = Field(None, alias="as", description="Name bound to scalar values.")
 
 
@@ -163,4 +176,6 @@ class Rubric(_Strict):
 
     def initial_queries(self) -> list[str]:
         """SQL the expansion needs answered against the initial state."""
-        return [item.foreach.initial_query for item in self.items if item.foreach and item.foreach.initial_query]
+        return [
+            item.foreach.initial_query for item in self.items if item.foreach and item.foreach.initial_query
+        ]

@@ -33,8 +33,16 @@ EVIDENCE_LIMIT = 300
 
 
 def _result(item: Item, status: str, **kw: Any) -> ItemResult:
-    return ItemResult(id=item.id, description=item.description, section=item.section, kind=item.kind,
-                      points=item.points, gate=item.gate, status=status, **kw)
+    return ItemResult(
+        id=item.id,
+        description=item.description,
+        section=item.section,
+        kind=item.kind,
+        points=item.points,
+        gate=item.gate,
+        status=status,
+        **kw,
+    )
 
 
 def run_python(item: PythonItem, ctx: CheckContext, rubric: Rubric) -> ItemResult:
@@ -47,13 +55,22 @@ def run_python(item: PythonItem, ctx: CheckContext, rubric: Rubric) -> ItemResul
     except StateError as exc:
         passed, evidence = False, str(exc)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken check must not break the grade
-        return _result(item, "error", error=f"{type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT],
-                       seconds=time.monotonic() - started)
+        return _result(
+            item,
+            "error",
+            error=f"{type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT],
+            seconds=time.monotonic() - started,
+        )
     if item.negate:
         passed, evidence = not passed, f"(negated) {evidence}"
     score = 1.0 if passed else 0.0
-    return _result(item, "pass" if passed else "fail", earned=item.earned_for(score),
-                   evidence=evidence[:EVIDENCE_LIMIT], seconds=time.monotonic() - started)
+    return _result(
+        item,
+        "pass" if passed else "fail",
+        earned=item.earned_for(score),
+        evidence=evidence[:EVIDENCE_LIMIT],
+        seconds=time.monotonic() - started,
+    )
 
 
 def _prefetch(items: list[Item], probe: Probe, rubric: Rubric) -> None:
@@ -76,7 +93,9 @@ def _prefetch(items: list[Item], probe: Probe, rubric: Rubric) -> None:
             probe.prefetch(paths, queries)
 
 
-def _sync_part(items, probe, trajectory, rubric) -> tuple[list[ItemResult | None], dict[int, str | ItemResult]]:
+def _sync_part(
+    items, probe, trajectory, rubric
+) -> tuple[list[ItemResult | None], dict[int, str | ItemResult]]:
     """Python items' results, and per judge item either its evidence text or an error result."""
     _prefetch(items, probe, rubric)
     results: list[ItemResult | None] = []
@@ -89,7 +108,9 @@ def _sync_part(items, probe, trajectory, rubric) -> tuple[list[ItemResult | None
         try:
             evidence[index] = render(item.evidence, probe, trajectory)
         except Exception as exc:  # noqa: BLE001
-            evidence[index] = _result(item, "error", error=f"evidence unavailable: {type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT])
+            evidence[index] = _result(
+                item, "error", error=f"evidence unavailable: {type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT]
+            )
     return results, evidence
 
 
@@ -107,9 +128,17 @@ async def run_judge(item: JudgeItem, evidence: str, judge: Judge | None, rubric:
     if failed:
         return _result(item, "error", error=failed[0].error, verdicts=verdicts, seconds=seconds)
     score, passed = combine(verdicts, (panel.rule if panel else "majority"), item.scale)
-    reason = verdicts[0].reason if len(verdicts) == 1 else "; ".join(f"{v.model}: {v.verdict}" for v in verdicts)
-    return _result(item, "pass" if passed else "fail", earned=round(item.earned_for(score), 4),
-                   evidence=reason[:EVIDENCE_LIMIT], verdicts=verdicts, seconds=seconds)
+    reason = (
+        verdicts[0].reason if len(verdicts) == 1 else "; ".join(f"{v.model}: {v.verdict}" for v in verdicts)
+    )
+    return _result(
+        item,
+        "pass" if passed else "fail",
+        earned=round(item.earned_for(score), 4),
+        evidence=reason[:EVIDENCE_LIMIT],
+        verdicts=verdicts,
+        seconds=seconds,
+    )
 
 
 def aggregate(rubric: Rubric, results: list[ItemResult], seconds: float, meta: dict[str, Any]) -> Grade:
@@ -117,9 +146,18 @@ def aggregate(rubric: Rubric, results: list[ItemResult], seconds: float, meta: d
     gated = any(r.gate and r.status == "fail" for r in results)
     earned = 0.0 if gated else max(0.0, round(sum(r.earned for r in results), 4))
     normalized = min(1.0, earned / possible) if possible else 0.0
-    return Grade(task=rubric.task, rubric_hash=rubric.hash or None, earned=earned, possible=possible,
-                 normalized=normalized, incomplete=any(r.status == "error" for r in results), gated=gated,
-                 items=results, seconds=seconds, meta=meta)
+    return Grade(
+        task=rubric.task,
+        rubric_hash=rubric.hash or None,
+        earned=earned,
+        possible=possible,
+        normalized=normalized,
+        incomplete=any(r.status == "error" for r in results),
+        gated=gated,
+        items=results,
+        seconds=seconds,
+        meta=meta,
+    )
 
 
 async def grade_async(

@@ -33,7 +33,12 @@ PGOPTIONS = "-c default_transaction_read_only=on -c statement_timeout=20s -c cli
 ANSWER_TIMEOUT_S = 60.0
 MAX_ANSWER_BYTES = 32 << 20  # one query's JSON; more is the agent flooding a table, not an answer
 # psql as OS user `grader` (peer authentication: the role `grader`), its errors on stdout, in order.
-PSQL = ["/bin/bash", "-c", 'exec /usr/lib/postgresql/15/bin/psql -X -q -A -t -v ON_ERROR_STOP=0 -d "$1" 2>&1', "psql"]
+PSQL = [
+    "/bin/bash",
+    "-c",
+    'exec /usr/lib/postgresql/15/bin/psql -X -q -A -t -v ON_ERROR_STOP=0 -d "$1" 2>&1',
+    "psql",
+]
 OVERSIZE = "\x00egym: line over the size limit\x00"  # the pump's note (compared by identity)
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s|%%|%s")
 _ERROR_PREFIX = re.compile(r"^psql:<stdin>:\d+: ")
@@ -119,7 +124,9 @@ class SqlSession:
             try:
                 line = self._lines.get(timeout=ANSWER_TIMEOUT_S)
             except queue.Empty:
-                self._broken = f"no answer within {ANSWER_TIMEOUT_S:g}s (an unbalanced quote or comment in a query?)"
+                self._broken = (
+                    f"no answer within {ANSWER_TIMEOUT_S:g}s (an unbalanced quote or comment in a query?)"
+                )
                 self.close()
                 raise ProbeError(f"SQL session in {self.sandbox.id[:12]}: {self._broken}") from None
             if line is None:
@@ -134,7 +141,9 @@ class SqlSession:
                 raise ProbeError(f"SQL session in {self.sandbox.id[:12]}: {self._broken}")
             lines.append(line)
 
-    def query(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[dict[str, Any]]:
+    def query(
+        self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Rows as dicts; StateError when PostgreSQL rejects the statement (the session is read-only)."""
         (answer,) = self.query_many([(sql, params)])
         if isinstance(answer, Exception):
@@ -156,7 +165,9 @@ class SqlSession:
                 continue
             marker = f"--egym-{secrets.token_hex(8)}--"
             markers.append((index, marker))
-            script.append(f"SELECT coalesce(json_agg(q), '[]'::json) FROM (\n{body}\n) AS q;\n\\echo {marker}\n")
+            script.append(
+                f"SELECT coalesce(json_agg(q), '[]'::json) FROM (\n{body}\n) AS q;\n\\echo {marker}\n"
+            )
         with self._lock:
             if script:
                 self._stdio.write("".join(script).encode())

@@ -36,7 +36,11 @@ def database_lines(rows: list[tuple[str, int, int, int]]) -> list[str]:
     """One line per changed table and kind of change, inserts first."""
     lines = []
     for table, inserted, updated, deleted in rows:
-        for sign, count, verb in (("+", inserted, "inserted"), ("~", updated, "updated"), ("-", deleted, "deleted")):
+        for sign, count, verb in (
+            ("+", inserted, "inserted"),
+            ("~", updated, "updated"),
+            ("-", deleted, "deleted"),
+        ):
             if count:
                 lines.append(f"{sign} {table}: {count} {verb}")
     return lines
@@ -84,9 +88,11 @@ def state_diff(sandbox: Any, chat: ChatSnapshot | None = None) -> str:
     if result.exit_code == 3 or len(parts) != 4:
         return ""
     ready_ms, before, after, tables = parts
-    rows = [(t, int(i), int(u), int(d)) for t, i, u, d in
-            (line.split("\t") for line in tables.splitlines() if line.count("\t") == 3)
-            if f"{i}{u}{d}".isdigit()]
+    rows = [
+        (t, int(i), int(u), int(d))
+        for t, i, u, d in (line.split("\t") for line in tables.splitlines() if line.count("\t") == 3)
+        if f"{i}{u}{d}".isdigit()
+    ]
     sections = [
         ("database (rows)", database_lines(rows)),
         ("files in /workspace", file_lines(before, after)),

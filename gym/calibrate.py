@@ -132,8 +132,16 @@ async def calibrate_run(
         cal = calibrate_scores(task.key, scores, task.pass_threshold, include_incomplete=include_incomplete)
         if write and cal.band is not None and cal.samples >= min_samples:
             policy = req.policy + (f" {req.model}" if req.model else "")
-            save_band(task, cal.band, BandEvidence(pass_rate=cal.pass_rate or 0.0, interval=(cal.low, cal.high),
-                                                   samples=cal.samples, policy=policy))
+            save_band(
+                task,
+                cal.band,
+                BandEvidence(
+                    pass_rate=cal.pass_rate or 0.0,
+                    interval=(cal.low, cal.high),
+                    samples=cal.samples,
+                    policy=policy,
+                ),
+            )
         out.append(cal)
     return out
 
@@ -142,8 +150,11 @@ def calibration_table(results: list[Calibration], *, written: bool = False, min_
     """A rich table: samples, mean score, pass rate with its interval, band (and whether it was written)."""
     from rich.table import Table
 
-    title = "calibration" + (f" (bands from >= {min_samples} samples written to task.yaml)" if written
-                             else " (dry run: nothing written)")
+    title = "calibration" + (
+        f" (bands from >= {min_samples} samples written to task.yaml)"
+        if written
+        else " (dry run: nothing written)"
+    )
     table = Table(title=title, title_justify="left")
     for name in ("task", "n", "excluded", "mean", "pass", "95% CI", "band", "confident"):
         table.add_column(name, justify="left" if name in ("task", "band") else "right")

@@ -37,15 +37,26 @@ class Episode:
     world: World
     sandbox: Any  # gym.sandbox.base.Sandbox
 
-    async def play(self, policy: Any, harness: HarnessConfig | None = None, *,
-                   on_step: Callable[[Step], None] | None = None) -> Trajectory:
+    async def play(
+        self,
+        policy: Any,
+        harness: HarnessConfig | None = None,
+        *,
+        on_step: Callable[[Step], None] | None = None,
+    ) -> Trajectory:
         """Run the harness with `policy` until the episode ends; always returns a Trajectory."""
         from gym.harness.loop import run_episode
 
         return await run_episode(self.sandbox, self.task, self.world, policy, harness, on_step=on_step)
 
-    async def grade(self, trajectory: Trajectory | None = None, *, judge: Judge | None = None,
-                    judge_options: JudgeOptions | None = None, rubric: Any = None) -> Grade:
+    async def grade(
+        self,
+        trajectory: Trajectory | None = None,
+        *,
+        judge: Judge | None = None,
+        judge_options: JudgeOptions | None = None,
+        rubric: Any = None,
+    ) -> Grade:
         """Seal the sandbox, then grade its state with the task's rubric (or `rubric`).
 
         Sealing first stops every process the agent left, so what is read is what the
@@ -62,7 +73,9 @@ class Episode:
         ended = await asyncio.to_thread(self.sandbox.seal)
         probe = SandboxProbe(self.sandbox)
         try:
-            grade = await grade_async(rubric, probe, trajectory, judge=judge, initial=TaskInitialState(self.task))
+            grade = await grade_async(
+                rubric, probe, trajectory, judge=judge, initial=TaskInitialState(self.task)
+            )
             grade.meta["episode_end"] = ended
             grade.meta["state_diff"] = await asyncio.to_thread(self._state_diff, probe)
             return grade
@@ -84,13 +97,16 @@ class Episode:
 
 
 @contextlib.asynccontextmanager
-async def open_episode(task: Task, *, run_id: str, rollout_id: str | None = None,
-                       world: World | None = None) -> AsyncIterator[Episode]:
+async def open_episode(
+    task: Task, *, run_id: str, rollout_id: str | None = None, world: World | None = None
+) -> AsyncIterator[Episode]:
     """A fresh sandbox of `task` in its initial state as an Episode; the sandbox is removed on exit, even on cancel."""
     from gym.sandbox.launch import in_worker_thread, task_sandbox
 
     world = world or world_of(task)
-    async with in_worker_thread(task_sandbox(task, world=world, run_id=run_id, rollout_id=rollout_id)) as sandbox:
+    async with in_worker_thread(
+        task_sandbox(task, world=world, run_id=run_id, rollout_id=rollout_id)
+    ) as sandbox:
         yield Episode(task, world, sandbox)
 
 
@@ -106,7 +122,9 @@ class TaskInitialState:
         from gym.sandbox.overlay import overlay_tar
 
         world = world_of(self.task)
-        return hashlib.sha256(overlay_tar((world.initial_state, world.path), (self.task.initial_state, self.task.path))).hexdigest()
+        return hashlib.sha256(
+            overlay_tar((world.initial_state, world.path), (self.task.initial_state, self.task.path))
+        ).hexdigest()
 
     @contextlib.contextmanager
     def untouched(self) -> Iterator[Probe]:

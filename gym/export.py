@@ -111,14 +111,39 @@ def arrow_schema():
     """The Parquet schema (built lazily so pyarrow is imported only when exporting)."""
     import pyarrow as pa
 
-    call = pa.struct([("id", pa.string()), ("type", pa.string()),
-                      ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])  # fmt: skip
-    message = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(call)),
-                         ("tool_call_id", pa.string()), ("name", pa.string())])  # fmt: skip
-    return pa.schema([
-        ("prompt", pa.list_(message)), ("completion", pa.list_(message)), ("reward", pa.float64()),
-        ("data_source", pa.string()), ("task", pa.string()), ("sample", pa.int64()), ("rollout_id", pa.string()),
-        ("run", pa.string()), ("policy", pa.string()), ("model", pa.string()), ("earned", pa.float64()),
-        ("possible", pa.int64()), ("passed", pa.bool_()), ("incomplete", pa.bool_()), ("stop_reason", pa.string()),
-        ("messages", pa.string()),
-    ])  # fmt: skip
+    call = pa.struct(
+        [
+            ("id", pa.string()),
+            ("type", pa.string()),
+            ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())])),
+        ]
+    )
+    message = pa.struct(
+        [
+            ("role", pa.string()),
+            ("content", pa.string()),
+            ("tool_calls", pa.list_(call)),
+            ("tool_call_id", pa.string()),
+            ("name", pa.string()),
+        ]
+    )
+    return pa.schema(
+        [
+            ("prompt", pa.list_(message)),
+            ("completion", pa.list_(message)),
+            ("reward", pa.float64()),
+            ("data_source", pa.string()),
+            ("task", pa.string()),
+            ("sample", pa.int64()),
+            ("rollout_id", pa.string()),
+            ("run", pa.string()),
+            ("policy", pa.string()),
+            ("model", pa.string()),
+            ("earned", pa.float64()),
+            ("possible", pa.int64()),
+            ("passed", pa.bool_()),
+            ("incomplete", pa.bool_()),
+            ("stop_reason", pa.string()),
+            ("messages", pa.string()),
+        ]
+    )

@@ -21,7 +21,11 @@ from gym.tasks import load_task, load_world
 
 
 def _is_task_tree(path: Path, root: Path) -> bool:
-    return any((p / "task.yaml").is_file() or (p / "world.yaml").is_file() for p in [path.parent, *path.parent.parents] if p.is_relative_to(root))
+    return any(
+        (p / "task.yaml").is_file() or (p / "world.yaml").is_file()
+        for p in [path.parent, *path.parent.parents]
+        if p.is_relative_to(root)
+    )
 
 
 def discover(paths: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
@@ -34,8 +38,10 @@ def discover(paths: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
         tasks += sorted(root.rglob("task.yaml"))
         worlds += sorted(root.rglob("world.yaml"))
         rubrics += sorted(
-            p for p in root.rglob("*.json")
-            if not p.name.endswith(".schema.json") and "data" not in p.relative_to(root).parts[:-1]
+            p
+            for p in root.rglob("*.json")
+            if not p.name.endswith(".schema.json")
+            and "data" not in p.relative_to(root).parts[:-1]
             and not _is_task_tree(p, root)
         )
     return tasks, worlds, rubrics
@@ -50,7 +56,9 @@ def task_problem(file: Path, exc: EgymError) -> Problem:
     for prefix in (f"{file}: ", f"{file.parent}: "):
         text = text.removeprefix(prefix)
     match = _WHERE.match(text)
-    return Problem(str(file), f"$.{match.group(1)}", match.group(2)) if match else Problem(str(file), "$", text)
+    return (
+        Problem(str(file), f"$.{match.group(1)}", match.group(2)) if match else Problem(str(file), "$", text)
+    )
 
 
 def lint_task(file: Path, report: LintReport) -> None:
@@ -62,7 +70,9 @@ def lint_task(file: Path, report: LintReport) -> None:
         report.problems.append(task_problem(file, exc))
         return
     if not (task.path / task.solution).exists():
-        report.problems.append(Problem(str(file), "$.solution", f"reference solution '{task.solution}' not found"))
+        report.problems.append(
+            Problem(str(file), "$.solution", f"reference solution '{task.solution}' not found")
+        )
     rubric = rubric_for_task(task)
     if rubric.parent.parent.is_dir() and not rubric.is_file():
         report.problems.append(Problem(str(file), "$.id", f"no rubric for this task (expected {rubric})"))

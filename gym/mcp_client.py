@@ -50,7 +50,9 @@ async def docker_stdio_transport(
                     return
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
-                if len(buffer) > MAX_MESSAGE_BYTES:  # no server of ours says this much: do not hold it in memory
+                if (
+                    len(buffer) > MAX_MESSAGE_BYTES
+                ):  # no server of ours says this much: do not hold it in memory
                     await read_writer.send(ValueError(f"an MCP message over {MAX_MESSAGE_BYTES >> 20} MB"))
                     return
                 for line in lines:
@@ -95,8 +97,15 @@ class ToolOutcome:
 class McpServerConnection:
     """One live MCP session to a server inside a sandbox. Use as an async context manager."""
 
-    def __init__(self, sandbox: Sandbox, name: str, cmd: list[str] | None = None, *,
-                 env: dict[str, str] | None = None, timeout_s: float = 60):
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        name: str,
+        cmd: list[str] | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        timeout_s: float = 60,
+    ):
         self.sandbox, self.name, self.env, self.timeout_s = sandbox, name, env, timeout_s
         self.cmd = cmd or SERVERS[name]
         self._stack = contextlib.AsyncExitStack()
@@ -115,7 +124,9 @@ class McpServerConnection:
         except BaseException as exc:
             await self._stack.aclose()
             if isinstance(exc, Exception) and not isinstance(exc, SandboxError):
-                raise SandboxError(f"MCP server '{self.name}' ({' '.join(self.cmd)}) did not start: {exc}") from None
+                raise SandboxError(
+                    f"MCP server '{self.name}' ({' '.join(self.cmd)}) did not start: {exc}"
+                ) from None
             raise
         return self
 
@@ -134,11 +145,15 @@ class McpServerConnection:
             if not cursor:
                 return tools
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None) -> ToolOutcome:
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], timeout_s: float | None = None
+    ) -> ToolOutcome:
         """Call a tool; protocol-level failures come back as an error outcome, not an exception."""
         assert self.session is not None, "use `async with McpServerConnection(...)`"
         try:
-            result = await self.session.call_tool(tool, arguments, read_timeout_seconds=timeout_s or self.timeout_s)
+            result = await self.session.call_tool(
+                tool, arguments, read_timeout_seconds=timeout_s or self.timeout_s
+            )
         except Exception as exc:  # noqa: BLE001 - a broken tool call is an observation for the model
             return ToolOutcome(f"Error: {type(exc).__name__}: {exc}", True)
         text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))

@@ -36,12 +36,16 @@ class ReplayPolicy:
         return AssistantTurn(content=self.trajectory.final_answer or "")
 
 
-async def replay_and_grade(task: Any, trajectory: Trajectory, *, rubric: Any = None, judge: Any = None) -> Any:
+async def replay_and_grade(
+    task: Any, trajectory: Trajectory, *, rubric: Any = None, judge: Any = None
+) -> Any:
     """A fresh sandbox, the recorded turns replayed in it, then graded; returns (Grade, replayed Trajectory)."""
     from gym.episode import open_episode
     from gym.harness.config import HarnessConfig
 
-    config = HarnessConfig(max_turns=len(trajectory.steps) + 1, time_limit_s=max(task.limits.time_limit_s, 3600))
+    config = HarnessConfig(
+        max_turns=len(trajectory.steps) + 1, time_limit_s=max(task.limits.time_limit_s, 3600)
+    )
     async with open_episode(task, run_id="regrade") as episode:
         replayed = await episode.play(ReplayPolicy(trajectory), config)
         grade = await episode.grade(trajectory, judge=judge, rubric=rubric)
@@ -54,6 +58,8 @@ def replay_differences(original: Trajectory, replayed: Trajectory) -> list[str]:
     for a, b in zip(original.steps, replayed.steps, strict=False):
         for ra, rb in zip(a.results, b.results, strict=False):
             if ra.is_error != rb.is_error:
-                out.append(f"turn {a.index}: {ra.name} {'failed' if ra.is_error else 'succeeded'} originally, "
-                           f"{'failed' if rb.is_error else 'succeeded'} on replay")
+                out.append(
+                    f"turn {a.index}: {ra.name} {'failed' if ra.is_error else 'succeeded'} originally, "
+                    f"{'failed' if rb.is_error else 'succeeded'} on replay"
+                )
     return out

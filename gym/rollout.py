@@ -40,8 +40,12 @@ class RolloutSpec(BaseModel):
     sample: int = Field(0, description="Sample index within the run.")
     policy: str = Field(description="Policy name or `module:function` (see gym.policies.make_policy).")
     model: str | None = Field(None, description="Model name for model-backed policies.")
-    policy_options: dict[str, Any] = Field(default_factory=dict, description="Extra keyword options for the policy.")
-    harness: HarnessConfig = Field(default_factory=HarnessConfig, description="The command's harness settings.")
+    policy_options: dict[str, Any] = Field(
+        default_factory=dict, description="Extra keyword options for the policy."
+    )
+    harness: HarnessConfig = Field(
+        default_factory=HarnessConfig, description="The command's harness settings."
+    )
     judge: JudgeOptions = Field(default_factory=JudgeOptions, description="The command's judge settings.")
 
 
@@ -55,8 +59,11 @@ class RolloutOutcome(BaseModel):
     sample: int
     trajectory: Trajectory | None = None
     grade: Grade | None = None
-    passed: bool | None = Field(None, description="Score at or above the pass threshold; None when not known "
-                                                  "(no grade, or an incomplete one).")
+    passed: bool | None = Field(
+        None,
+        description="Score at or above the pass threshold; None when not known "
+        "(no grade, or an incomplete one).",
+    )
     seconds: float = 0.0
     error: str | None = None
 

@@ -29,8 +29,12 @@ class _Strict(BaseModel):
 class Overlay(_Strict):
     """Files applied to a fresh container, paths relative to the YAML file's folder."""
 
-    sql: list[str] = Field(default_factory=list, description="SQL files run as superuser in `company`, in order.")
-    chat: list[str] = Field(default_factory=list, description="Chat files (users, channels, posts), YAML or JSON.")
+    sql: list[str] = Field(
+        default_factory=list, description="SQL files run as superuser in `company`, in order."
+    )
+    chat: list[str] = Field(
+        default_factory=list, description="Chat files (users, channels, posts), YAML or JSON."
+    )
     workspace: str | None = Field(None, description="A folder whose contents are copied into /workspace.")
 
 
@@ -41,7 +45,9 @@ class AgentIdentity(_Strict):
     title: str = Field(description="Job title, e.g. 'Finance Analyst'.")
     email: str = Field(description="Work e-mail address.")
     chat_username: str = Field(description="Chat user the agent posts as.")
-    db_role: str = Field("agent", description="PostgreSQL role the agent connects as (peer auth as OS user agent).")
+    db_role: str = Field(
+        "agent", description="PostgreSQL role the agent connects as (peer auth as OS user agent)."
+    )
 
 
 class World(_Strict):
@@ -52,8 +58,12 @@ class World(_Strict):
     description: str = Field("", description="One paragraph about the company, for the system prompt.")
     date: dt.date = Field(description="Today's date inside the world.")
     agent: AgentIdentity
-    apps: list[App] = Field(default_factory=lambda: ["postgres"], description="Apps every task in this world may use.")
-    initial_state: Overlay = Field(default_factory=Overlay, description="Files that make the world's initial state.")
+    apps: list[App] = Field(
+        default_factory=lambda: ["postgres"], description="Apps every task in this world may use."
+    )
+    initial_state: Overlay = Field(
+        default_factory=Overlay, description="Files that make the world's initial state."
+    )
     path: Path = Field(Path("."), exclude=True, description="Folder holding world.yaml (set by the loader).")
 
 
@@ -79,15 +89,21 @@ class Task(_Strict):
     title: str
     world: str = Field(description="Name of the world folder this task runs in.")
     prompt: str = Field(description="What the employee is asked to do (the first user message).")
-    apps: list[App] = Field(default_factory=lambda: ["postgres"], description="Apps started in the container.")
-    initial_state: Overlay = Field(default_factory=Overlay, description="Task-specific overlay on the world's initial state.")
+    apps: list[App] = Field(
+        default_factory=lambda: ["postgres"], description="Apps started in the container."
+    )
+    initial_state: Overlay = Field(
+        default_factory=Overlay, description="Task-specific overlay on the world's initial state."
+    )
     limits: Limits = Field(default_factory=Limits)
     split: Split = "train"
     tags: list[str] = Field(default_factory=list)
     band: Band | None = Field(None, description="Difficulty band, written by `egym calibrate`.")
     calibration: BandEvidence | None = Field(None, description="The measurement behind `band`.")
     pass_threshold: float = Field(0.8, ge=0, le=1, description="Normalized score counted as a pass.")
-    solution: str = Field("solution/actions.yaml", description="Reference solution replayed by the oracle policy.")
+    solution: str = Field(
+        "solution/actions.yaml", description="Reference solution replayed by the oracle policy."
+    )
     system_prompt: str | None = Field(None, description="Overrides the harness's default system prompt.")
     path: Path = Field(Path("."), exclude=True, description="Folder holding task.yaml (set by the loader).")
 
@@ -135,7 +151,9 @@ def world_of(task: Task) -> World:
     """The world a task runs in (the task folder's parent holds world.yaml)."""
     world = load_world(task.path.parent)
     if world.name != task.world:
-        raise TaskError(f"{task.path / 'task.yaml'}: world: '{task.world}' but the folder holds world '{world.name}'")
+        raise TaskError(
+            f"{task.path / 'task.yaml'}: world: '{task.world}' but the folder holds world '{world.name}'"
+        )
     return world
 
 
@@ -161,8 +179,10 @@ def save_band(task: Task, band: Band, evidence: BandEvidence) -> None:
     kept = [line for line in lines if not line.startswith(("band:", "calibration:"))]
     low, high = evidence.interval
     kept.append(f"band: {band}")
-    kept.append(f"calibration: {{pass_rate: {evidence.pass_rate:.3f}, interval: [{low:.3f}, {high:.3f}], "
-                f"samples: {evidence.samples}, policy: {json.dumps(evidence.policy)}}}")
+    kept.append(
+        f"calibration: {{pass_rate: {evidence.pass_rate:.3f}, interval: [{low:.3f}, {high:.3f}], "
+        f"samples: {evidence.samples}, policy: {json.dumps(evidence.policy)}}}"
+    )
     tmp = path.with_suffix(".yaml.tmp")
     tmp.write_text("\n".join(kept) + "\n")
     tmp.replace(path)

@@ -114,8 +114,14 @@ async def grade_untouched(task: Task) -> Grade:
 
 
 async def _rollout(task: Task, policy: str, opts: ValidateOptions) -> RolloutOutcome:
-    spec = RolloutSpec(run_id="validate", rollout_id=uuid.uuid4().hex[:12], task=task.key,
-                       task_path=str(task.path.absolute()), policy=policy, harness=opts.harness)  # fmt: skip
+    spec = RolloutSpec(
+        run_id="validate",
+        rollout_id=uuid.uuid4().hex[:12],
+        task=task.key,
+        task_path=str(task.path.absolute()),
+        policy=policy,
+        harness=opts.harness,
+    )
     return await run_rollout(spec)
 
 
@@ -145,15 +151,19 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
         if missed or oracle.earned + EPS < oracle.possible:
             report.problems.append(f"oracle scored {oracle}, failing: {_describe(oracle.items, missed)}")
     if null and not null.error and null.normalized > opts.null_threshold + EPS:
-        report.problems.append(f"null scored {null} ({null.normalized:.0%} > {opts.null_threshold:.0%}) "
-                               f"via {', '.join(null.passing())}")  # fmt: skip
+        report.problems.append(
+            f"null scored {null} ({null.normalized:.0%} > {opts.null_threshold:.0%}) "
+            f"via {', '.join(null.passing())}"
+        )
     if base and not base.error:
         passing = base.passing()
         report.holes = [i for i in passing if i not in ok_ids]
         report.excused = [i for i in passing if i in ok_ids]
         if report.holes:
-            report.problems.append(f"rubric hole: passes on the untouched initial state: {_describe(base.items, report.holes)} "
-                                   "(mark baseline_ok with a reason if intended)")  # fmt: skip
+            report.problems.append(
+                f"rubric hole: passes on the untouched initial state: {_describe(base.items, report.holes)} "
+                "(mark baseline_ok with a reason if intended)"
+            )
     floor = null.normalized if null and not null.error else 0.0
     for name, score in report.cheats.items():
         if not score.error and score.normalized > floor + EPS:

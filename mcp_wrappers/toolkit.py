@@ -141,7 +141,9 @@ def _threaded(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
         call = _Call()
         token = _CALL.set(call)  # the worker thread runs in a copy of this context
         try:
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+            return await anyio.to_thread.run_sync(
+                functools.partial(fn, *args, **kwargs), abandon_on_cancel=True
+            )
         except anyio.get_cancelled_exc_class():
             # A hook may block on I/O (a cancel request to PostgreSQL): never on the event loop.
             threading.Thread(target=call.cancel, name="egym-cancel", daemon=True).start()
@@ -156,8 +158,13 @@ def _threaded(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
 
 
 def make_server(
-    name: str, instructions: str, tools: object, annotations: Mapping[str, ToolAnnotations],
-    close: Callable[[], None], *, structured_output: bool | None = None,
+    name: str,
+    instructions: str,
+    tools: object,
+    annotations: Mapping[str, ToolAnnotations],
+    close: Callable[[], None],
+    *,
+    structured_output: bool | None = None,
 ) -> MCPServer:
     """An MCP server whose tools are `tools`' methods named in `annotations` (docstring = description).
 
@@ -174,8 +181,13 @@ def make_server(
     server = MCPServer(name, instructions=instructions, version=__version__, lifespan=lifespan)
     for tool_name, hints in annotations.items():
         method = getattr(tools, tool_name)
-        server.add_tool(_threaded(method), name=tool_name, description=inspect.cleandoc(method.__doc__ or ""),
-                        annotations=hints, structured_output=structured_output)
+        server.add_tool(
+            _threaded(method),
+            name=tool_name,
+            description=inspect.cleandoc(method.__doc__ or ""),
+            annotations=hints,
+            structured_output=structured_output,
+        )
     return server
 
 
@@ -208,8 +220,11 @@ def parse_line(line: bytes) -> tuple[types.JSONRPCMessage | None, types.JSONRPCE
     request_id = raw.get("id") if isinstance(raw, dict) else None
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         request_id = None
-    return None, _error(request_id, types.INVALID_REQUEST,
-                        "Invalid Request: not a JSON-RPC 2.0 request, notification or response")
+    return None, _error(
+        request_id,
+        types.INVALID_REQUEST,
+        "Invalid Request: not a JSON-RPC 2.0 request, notification or response",
+    )
 
 
 def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
@@ -244,8 +259,13 @@ async def _serve_stdio(server: MCPServer) -> None:
                     if not unanswered:
                         all_answered = anyio.Event()
                     unanswered.add(coerce_request_id(message.id))
-                elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
-                    settle(cancelled_request_id_from_params(message.params))  # a cancelled call is never answered
+                elif (
+                    isinstance(message, types.JSONRPCNotification)
+                    and message.method == "notifications/cancelled"
+                ):
+                    settle(
+                        cancelled_request_id_from_params(message.params)
+                    )  # a cancelled call is never answered
                 await to_server.send(SessionMessage(message))
             await all_answered.wait()  # EOF: calls in flight finish and answer before the server stops
 

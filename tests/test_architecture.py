@@ -1,4 +1,5 @@
-"""docs/architecture.md draws the same layers that import-linter enforces, and the code keeps them."""
+"""docs/architecture.md draws the same layers that import-linter enforces, the code keeps them, and the code
+is formatted and linted (CI runs only `make test`, so `make lint`'s checks live here too)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _contracts() -> dict[str, list[str]]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    return {("gym" if c.get("containers") == ["gym"] else "packages"): c["layers"] for c in config["contracts"]}
+    return {
+        ("gym" if c.get("containers") == ["gym"] else "packages"): c["layers"] for c in config["contracts"]
+    }
 
 
 def _drawn(name: str) -> list[str]:
@@ -38,3 +41,11 @@ def test_the_code_keeps_the_layering():
     result = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:]
     assert "0 broken" in result.stdout
+
+
+def test_the_code_is_formatted_and_lint_free():
+    ruff = Path(sys.executable).with_name("ruff")
+    dirs = re.search(r"^PYTHON_DIRS := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    for args in (["check", *dirs], ["format", "--check", *dirs]):
+        result = subprocess.run([str(ruff), *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, f"`ruff {args[0]}` (run `make fmt`):\n{result.stdout[-3000:]}"

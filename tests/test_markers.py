@@ -38,7 +38,10 @@ def test_an_unmarked_test_cannot_start_a_container_or_talk_to_the_engine():
 def test_an_unmarked_test_cannot_load_the_bundled_model():
     from gym.models.store import resolve_model
 
-    with provoked(), pytest.raises(pytest.fail.Exception, match=r"bundled model 'smollm2'.*@pytest\.mark\.model"):
+    with (
+        provoked(),
+        pytest.raises(pytest.fail.Exception, match=r"bundled model 'smollm2'.*@pytest\.mark\.model"),
+    ):
         resolve_model("smollm2")
 
 

@@ -21,8 +21,18 @@ class MicroBatch:
     advantages: torch.Tensor  # [B] float
 
     def to(self, device: torch.device | str) -> MicroBatch:
-        return MicroBatch(*(t.to(device) for t in (self.input_ids, self.attention_mask, self.old_logprobs,
-                                                   self.weights, self.advantages)))
+        return MicroBatch(
+            *(
+                t.to(device)
+                for t in (
+                    self.input_ids,
+                    self.attention_mask,
+                    self.old_logprobs,
+                    self.weights,
+                    self.advantages,
+                )
+            )
+        )
 
 
 def collate(items: Sequence[TrainItem], weights: Sequence[float], pad_id: int = 0) -> MicroBatch:

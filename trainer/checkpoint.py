@@ -35,12 +35,21 @@ def list_checkpoints(root: Path) -> list[Path]:
     """Complete checkpoints under `root`, oldest first."""
     if not root.is_dir():
         return []
-    done = [p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX) and (p / "state.json").is_file()]
+    done = [
+        p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX) and (p / "state.json").is_file()
+    ]
     return sorted(done, key=lambda p: p.name)
 
 
 def save_checkpoint(
-    root: Path, step: int, *, model: Any, tokenizer: Any, learner_state: dict[str, Any], state: dict[str, Any], keep: int
+    root: Path,
+    step: int,
+    *,
+    model: Any,
+    tokenizer: Any,
+    learner_state: dict[str, Any],
+    state: dict[str, Any],
+    keep: int,
 ) -> Path:
     final = checkpoint_path(root, step)
     tmp = final.with_name(final.name + ".tmp")
@@ -110,5 +119,7 @@ def load_model_weights(model: Any, folder: Path) -> None:
     loaded = {p.data_ptr() for name, p in model.state_dict().items() if name in tensors}
     missing = [k for k in result.missing_keys if model.state_dict()[k].data_ptr() not in loaded]
     if missing or result.unexpected_keys:
-        raise ConfigError(f"{folder}: weights do not match the model (missing {missing[:3]}, "
-                          f"unexpected {result.unexpected_keys[:3]})")
+        raise ConfigError(
+            f"{folder}: weights do not match the model (missing {missing[:3]}, "
+            f"unexpected {result.unexpected_keys[:3]})"
+        )

@@ -27,24 +27,32 @@ class LoraConfig(_Section):
     enabled: bool = Field(False, description="Train a LoRA adapter instead of every weight.")
     r: int = Field(16, ge=1, description="Adapter rank.")
     alpha: int = Field(32, ge=1, description="LoRA scaling numerator (scale = alpha / r).")
-    dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapter input; keep 0 for exact ratios.")
+    dropout: float = Field(
+        0.0, ge=0, lt=1, description="Dropout on the adapter input; keep 0 for exact ratios."
+    )
     target_modules: list[str] | Literal["all-linear"] = Field(
-        "all-linear", description="Module names to adapt, or 'all-linear' for every linear layer but the head."
+        "all-linear",
+        description="Module names to adapt, or 'all-linear' for every linear layer but the head.",
     )
 
 
 class ModelConfig(_Section):
     """The policy being trained."""
 
-    path: str | None = Field(None, description="`smollm2`, a .gguf file, a model folder, or a Hugging Face id.")
+    path: str | None = Field(
+        None, description="`smollm2`, a .gguf file, a model folder, or a Hugging Face id."
+    )
     builder: str | None = Field(
-        None, description="Instead of `path`: 'toy' or 'module:function' returning (model, tokenizer), for tests/demos."
+        None,
+        description="Instead of `path`: 'toy' or 'module:function' returning (model, tokenizer), for tests/demos.",
     )
     dtype: Literal["float32", "bfloat16", "float16", "auto"] = Field(
         "float32", description="Weights dtype on the learner; bfloat16 on GPUs, float32 on CPU."
     )
     lora: LoraConfig = Field(default_factory=LoraConfig)
-    gradient_checkpointing: bool = Field(False, description="Trade compute for activation memory on long contexts.")
+    gradient_checkpointing: bool = Field(
+        False, description="Trade compute for activation memory on long contexts."
+    )
     trust_remote_code: bool = Field(False, description="Passed to transformers when loading `path`.")
 
     @model_validator(mode="after")
@@ -58,7 +66,13 @@ class CurriculumConfig(_Section):
     """Which tasks each step trains on: weighted by their calibrated band (`egym calibrate`)."""
 
     band_weights: dict[str, float] = Field(
-        default_factory=lambda: {"target": 1.0, "hard": 0.5, "too-easy": 0.1, "too-hard": 0.0, "unbanded": 1.0},
+        default_factory=lambda: {
+            "target": 1.0,
+            "hard": 0.5,
+            "too-easy": 0.1,
+            "too-hard": 0.0,
+            "unbanded": 1.0,
+        },
         description="Sampling weight per band; 'unbanded' covers tasks not calibrated yet. 0 excludes a band.",
     )
 
@@ -76,9 +90,15 @@ class CurriculumConfig(_Section):
 class TasksConfig(_Section):
     """Where training tasks come from."""
 
-    paths: list[str] = Field(default_factory=lambda: ["tasks"], description="Task folders, world folders or trees.")
-    split: Literal["train", "val", "test"] = Field("train", description="Only tasks of this split are trained on.")
-    include: list[str] = Field(default_factory=list, description="Glob patterns on task keys (`acme/*`); empty: all.")
+    paths: list[str] = Field(
+        default_factory=lambda: ["tasks"], description="Task folders, world folders or trees."
+    )
+    split: Literal["train", "val", "test"] = Field(
+        "train", description="Only tasks of this split are trained on."
+    )
+    include: list[str] = Field(
+        default_factory=list, description="Glob patterns on task keys (`acme/*`); empty: all."
+    )
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
 
 
@@ -89,8 +109,12 @@ class RolloutConfig(_Section):
     group_size: int = Field(8, ge=2, description="G: rollouts per task from the same seed.")
     tasks_per_step: int = Field(4, ge=1, description="Tasks (groups) per training step.")
     concurrency: int = Field(4, ge=1, description="Rollouts running at once on one machine.")
-    include_incomplete: bool = Field(False, description="Train on rollouts whose grade is incomplete (judge failed).")
-    options: dict[str, Any] = Field(default_factory=dict, description="Source-specific settings, validated by it.")
+    include_incomplete: bool = Field(
+        False, description="Train on rollouts whose grade is incomplete (judge failed)."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Source-specific settings, validated by it."
+    )
 
 
 class SamplingConfig(_Section):
@@ -105,12 +129,18 @@ class SamplingConfig(_Section):
 class SamplerConfig(_Section):
     """The engine that generates rollouts: transformers (CPU) or in-process vLLM (GPU)."""
 
-    backend: str = Field("hf", description="'hf' (transformers, shares the learner's model), 'vllm', or module:Class.")
-    gpu_memory_utilization: float = Field(0.5, gt=0, le=1, description="vLLM: fraction of GPU memory for the engine.")
+    backend: str = Field(
+        "hf", description="'hf' (transformers, shares the learner's model), 'vllm', or module:Class."
+    )
+    gpu_memory_utilization: float = Field(
+        0.5, gt=0, le=1, description="vLLM: fraction of GPU memory for the engine."
+    )
     tensor_parallel_size: int = Field(1, ge=1, description="vLLM: GPUs per engine.")
     max_model_len: int | None = Field(None, description="vLLM: context length; None uses the model's.")
     enforce_eager: bool = Field(False, description="vLLM: skip CUDA graphs (faster start, slower decode).")
-    enable_prefix_caching: bool = Field(True, description="vLLM: reuse KV cache across turns of one trajectory.")
+    enable_prefix_caching: bool = Field(
+        True, description="vLLM: reuse KV cache across turns of one trajectory."
+    )
 
 
 class OptimConfig(_Section):
@@ -128,23 +158,35 @@ class LossConfig(_Section):
     """The clipped policy-gradient objective."""
 
     clip_low: float = Field(0.2, ge=0, lt=1, description="Ratio floor is 1 - clip_low.")
-    clip_high: float = Field(0.2, ge=0, description="Ratio ceiling is 1 + clip_high (DAPO's clip-higher: 0.28).")
-    kl_coef: float = Field(0.0, ge=0, description="Weight of the k3 KL estimate to the reference (initial) policy.")
-    normalization: Literal["token", "sequence"] = Field(
-        "token", description="'token': mean over all model tokens in the batch; 'sequence': mean of per-trajectory means."
+    clip_high: float = Field(
+        0.2, ge=0, description="Ratio ceiling is 1 + clip_high (DAPO's clip-higher: 0.28)."
     )
-    scale_advantages: bool = Field(True, description="Divide by the group std (GRPO); False: only centre (Dr. GRPO).")
+    kl_coef: float = Field(
+        0.0, ge=0, description="Weight of the k3 KL estimate to the reference (initial) policy."
+    )
+    normalization: Literal["token", "sequence"] = Field(
+        "token",
+        description="'token': mean over all model tokens in the batch; 'sequence': mean of per-trajectory means.",
+    )
+    scale_advantages: bool = Field(
+        True, description="Divide by the group std (GRPO); False: only centre (Dr. GRPO)."
+    )
     adv_eps: float = Field(1e-6, gt=0, description="eps in (r - mean) / (std + eps).")
     old_logprobs: Literal["sampler", "recompute"] = Field(
-        "sampler", description="Old-policy logprobs: the sampler's, or recomputed by the learner before updating."
+        "sampler",
+        description="Old-policy logprobs: the sampler's, or recomputed by the learner before updating.",
     )
 
 
 class UpdateConfig(_Section):
     """How one batch of rollouts becomes optimizer steps."""
 
-    micro_batch_size: int = Field(8, ge=1, description="Sequences per forward/backward (gradient accumulation).")
-    mini_batches: int = Field(1, ge=1, description="Optimizer steps per batch; >1 makes later ones off-policy (clip).")
+    micro_batch_size: int = Field(
+        8, ge=1, description="Sequences per forward/backward (gradient accumulation)."
+    )
+    mini_batches: int = Field(
+        1, ge=1, description="Optimizer steps per batch; >1 makes later ones off-policy (clip)."
+    )
 
 
 class CheckpointConfig(_Section):
@@ -171,7 +213,9 @@ class WandbConfig(_Section):
     project: str | None = Field(None, description="W&B project; None disables W&B.")
     entity: str | None = Field(None, description="W&B team or user.")
     run_name: str | None = Field(None, description="Run name; default the output folder's name.")
-    mode: Literal["online", "offline"] = Field("online", description="'offline' writes locally for later sync.")
+    mode: Literal["online", "offline"] = Field(
+        "online", description="'offline' writes locally for later sync."
+    )
 
 
 class LoggingConfig(_Section):
@@ -185,23 +229,34 @@ class RayConfig(_Section):
     """Spread rollouts and the learner over a Ray cluster."""
 
     enabled: bool = Field(False, description="Use Ray; False runs everything in this process.")
-    address: str | None = Field(None, description="Cluster address ('auto', 'ray://head:10001'); None starts a local Ray.")
+    address: str | None = Field(
+        None, description="Cluster address ('auto', 'ray://head:10001'); None starts a local Ray."
+    )
     rollout_workers: int = Field(2, ge=1, description="Rollout worker actors (CPU nodes with Docker).")
     worker_cpus: float = Field(1.0, gt=0, description="CPUs reserved per rollout worker.")
     worker_resources: dict[str, float] = Field(
-        default_factory=dict, description="Custom resources per rollout worker, e.g. {docker: 1} to pin to Docker nodes."
+        default_factory=dict,
+        description="Custom resources per rollout worker, e.g. {docker: 1} to pin to Docker nodes.",
     )
-    learners: int = Field(1, ge=1, description="Learner actors (one per GPU); >1 all-reduces gradients (torch.distributed).")
+    learners: int = Field(
+        1, ge=1, description="Learner actors (one per GPU); >1 all-reduces gradients (torch.distributed)."
+    )
     learner_gpus: float = Field(0.0, ge=0, description="GPUs per learner actor; 0 on CPU-only clusters.")
     learner_cpus: float = Field(1.0, gt=0, description="CPUs per learner actor.")
-    samplers: int = Field(1, ge=1, description="Sampler actors serving the gym source's policies (vLLM engines).")
-    sampler_gpus: float = Field(0.0, ge=0, description="GPUs per sampler actor (tensor_parallel_size for vLLM).")
+    samplers: int = Field(
+        1, ge=1, description="Sampler actors serving the gym source's policies (vLLM engines)."
+    )
+    sampler_gpus: float = Field(
+        0.0, ge=0, description="GPUs per sampler actor (tensor_parallel_size for vLLM)."
+    )
 
 
 class TrainConfig(_Section):
     """Everything `egym train` needs."""
 
-    seed: int = Field(0, description="Seeds sampling, curriculum and initialisation; rollouts derive from (seed, step).")
+    seed: int = Field(
+        0, description="Seeds sampling, curriculum and initialisation; rollouts derive from (seed, step)."
+    )
     steps: int = Field(100, ge=1, description="Training steps (each: rollouts, update, weight sync).")
     output_dir: str = Field("runs/train", description="Metrics, checkpoints and the final model go here.")
     model: ModelConfig
@@ -222,7 +277,9 @@ class TrainConfig(_Section):
         return Path(self.checkpoint.dir) if self.checkpoint.dir else Path(self.output_dir) / "checkpoints"
 
 
-def build_config(data: dict[str, Any], overrides: list[str] | None = None, *, where: str = "config") -> TrainConfig:
+def build_config(
+    data: dict[str, Any], overrides: list[str] | None = None, *, where: str = "config"
+) -> TrainConfig:
     """Validate a mapping (after overrides) into a TrainConfig; ConfigError names the first bad key."""
     data = apply_overrides(data, overrides or [])
     try:

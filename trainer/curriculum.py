@@ -23,11 +23,15 @@ class Curriculum:
         if not self.pool:
             named = ", ".join(f"{t.key} ({t.band or 'unbanded'})" for t in tasks[:8]) or "(no tasks)"
             more = f" and {len(tasks) - 8} more" if len(tasks) > 8 else ""
-            folders = " ".join(sorted({str(t.path) for t in tasks if getattr(t, "path", None)})[:3]) or "tasks/<world>"
+            folders = (
+                " ".join(sorted({str(t.path) for t in tasks if getattr(t, "path", None)})[:3])
+                or "tasks/<world>"
+            )
             raise ConfigError(
                 f"no training task has a band with weight > 0 in tasks.curriculum.band_weights: {named}{more}. "
                 f"Recalibrate with a policy that sometimes succeeds (egym calibrate {folders} --policy P "
-                f"--samples 8), or give those bands weight, e.g. tasks.curriculum.band_weights.too-hard=0.2")
+                f"--samples 8), or give those bands weight, e.g. tasks.curriculum.band_weights.too-hard=0.2"
+            )
         self.rng = random.Random(seed)
         self.draws = 0
 

@@ -25,7 +25,9 @@ from trainer.weights import is_peft, lora_config_dict
 
 
 class Learner:
-    def __init__(self, config: TrainConfig, model: Any, tokenizer: Any, *, rank: int = 0, world_size: int = 1):
+    def __init__(
+        self, config: TrainConfig, model: Any, tokenizer: Any, *, rank: int = 0, world_size: int = 1
+    ):
         self.config = config
         self.model = model
         self.tokenizer = tokenizer
@@ -61,7 +63,9 @@ class Learner:
         if self.config.loss.kl_coef <= 0:
             return None
         if self.reference is not None:
-            out = self.reference(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+            out = self.reference(
+                input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
+            )
             return token_logprobs(out.logits, batch.input_ids, self.config.sampling.temperature)
         with self.model.disable_adapter():
             return self._logprobs(batch)
@@ -77,7 +81,10 @@ class Learner:
             logp = self._logprobs(batch).cpu()
             for row, item in enumerate(chunk):
                 s = item.sample
-                lps = [lp if m else 0.0 for lp, m in zip(logp[row, : len(s.token_ids)].tolist(), s.mask, strict=True)]
+                lps = [
+                    lp if m else 0.0
+                    for lp, m in zip(logp[row, : len(s.token_ids)].tolist(), s.mask, strict=True)
+                ]
                 out.append(TrainItem(Sample(s.token_ids, s.mask, lps), item.advantage, item.trajectory))
         return out
 
@@ -103,7 +110,9 @@ class Learner:
             "tokens_model": stats.tokens,
             "tokens_total": float(sum(len(it.sample.token_ids) for it in own)),
             "time_update": time.perf_counter() - started,
-            **{f"_sum_{k}": getattr(stats, k) for k in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref")},
+            **{
+                f"_sum_{k}": getattr(stats, k) for k in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref")
+            },
         }
 
     def _optimizer_step(self, items: list[TrainItem]) -> tuple[float, LossStats, float]:
@@ -174,8 +183,12 @@ def _split(items: list[TrainItem], parts: int) -> list[list[TrainItem]]:
 def combine_stats(per_rank: Sequence[dict[str, float]]) -> dict[str, float]:
     """Merge learner statistics from all ranks into the step's metrics."""
     first = per_rank[0]
-    total = LossStats(**{k: sum(r[f"_sum_{k}"] for r in per_rank) for k in ("tokens", "clipped", "ratio",
-                                                                             "kl_sampler", "kl_ref")})
+    total = LossStats(
+        **{
+            k: sum(r[f"_sum_{k}"] for r in per_rank)
+            for k in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref")
+        }
+    )
     return {
         "loss": sum(r["loss"] for r in per_rank),
         "grad_norm": first["grad_norm"],

@@ -57,7 +57,9 @@ class GRPOTrainer:
         self.curriculum = Curriculum(train_tasks, config.tasks.curriculum.band_weights, config.seed)
         self.eval_tasks = eval_tasks or []
         out = Path(config.output_dir)
-        self.metrics = MetricsLog(out / config.logging.metrics_file, config.logging.wandb, config.model_dump())
+        self.metrics = MetricsLog(
+            out / config.logging.metrics_file, config.logging.wandb, config.model_dump()
+        )
         self.step_done = 0
 
     # -- run ------------------------------------------------------------
@@ -111,7 +113,10 @@ class GRPOTrainer:
         t_rollout = time.perf_counter() - started
         loss = self.config.loss
         items, stats = build_items(
-            groups, eps=loss.adv_eps, scale=loss.scale_advantages, include_incomplete=self.config.rollout.include_incomplete
+            groups,
+            eps=loss.adv_eps,
+            scale=loss.scale_advantages,
+            include_incomplete=self.config.rollout.include_incomplete,
         )
         update: dict[str, Any] = {}
         t_sync = 0.0
@@ -125,11 +130,17 @@ class GRPOTrainer:
 
     def evaluate(self, step: int) -> dict[str, Any]:
         """Mean reward and pass rate on the eval split, without updating."""
-        tasks = self.eval_tasks[: self.config.eval.max_tasks] if self.config.eval.max_tasks else self.eval_tasks
+        tasks = (
+            self.eval_tasks[: self.config.eval.max_tasks] if self.config.eval.max_tasks else self.eval_tasks
+        )
         seeds = [derive_seed(self.config.seed, "eval", step, i) for i in range(len(tasks))]
         groups = self.rollouts.collect(tasks, self.config.eval.group_size, seeds)
         _, stats = build_items(groups, include_incomplete=self.config.rollout.include_incomplete)
-        return {"eval_reward_mean": stats.reward_mean, "eval_pass_rate": stats.pass_rate, "eval_rollouts": stats.rollouts}
+        return {
+            "eval_reward_mean": stats.reward_mean,
+            "eval_pass_rate": stats.pass_rate,
+            "eval_rollouts": stats.rollouts,
+        }
 
     def _write_config(self) -> None:
         out = Path(self.config.output_dir)
@@ -137,8 +148,9 @@ class GRPOTrainer:
         (out / "config.yaml").write_text(yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False))
 
 
-def _record(step: int, stats: BatchStats, update: dict[str, Any], *, t_rollout: float, t_sync: float,
-            elapsed: float) -> dict[str, Any]:
+def _record(
+    step: int, stats: BatchStats, update: dict[str, Any], *, t_rollout: float, t_sync: float, elapsed: float
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "step": step,
         "reward_mean": stats.reward_mean,
@@ -154,8 +166,17 @@ def _record(step: int, stats: BatchStats, update: dict[str, Any], *, t_rollout: 
         "adv_std": stats.adv_std,
         "adv_abs_max": stats.adv_abs_max,
     }
-    for key in ("loss", "grad_norm", "lr", "clip_frac", "ratio_mean", "kl_sampler", "kl_ref", "tokens_model",
-                "tokens_total"):
+    for key in (
+        "loss",
+        "grad_norm",
+        "lr",
+        "clip_frac",
+        "ratio_mean",
+        "kl_sampler",
+        "kl_ref",
+        "tokens_model",
+        "tokens_total",
+    ):
         record[key] = update.get(key)
     time_update = update.get("time_update", 0.0)
     record |= {

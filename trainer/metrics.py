@@ -12,7 +12,9 @@ from trainer.config import WandbConfig
 
 
 class MetricsLog:
-    def __init__(self, path: Path, wandb: WandbConfig | None = None, run_config: dict[str, Any] | None = None):
+    def __init__(
+        self, path: Path, wandb: WandbConfig | None = None, run_config: dict[str, Any] | None = None
+    ):
         self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._wandb = _start_wandb(wandb, run_config, path.parent) if wandb and wandb.project else None
@@ -21,7 +23,9 @@ class MetricsLog:
         """Drop records of steps after `step` (they are redone when a run resumes from a checkpoint)."""
         if not self.path.exists():
             return
-        kept = [line for line in self.path.read_text().splitlines() if line and json.loads(line)["step"] <= step]
+        kept = [
+            line for line in self.path.read_text().splitlines() if line and json.loads(line)["step"] <= step
+        ]
         self.path.write_text("".join(line + "\n" for line in kept))
 
     def log(self, record: dict[str, Any]) -> None:
@@ -29,7 +33,9 @@ class MetricsLog:
         with self.path.open("a") as handle:
             handle.write(json.dumps(clean) + "\n")
         if self._wandb is not None:
-            self._wandb.log({k: v for k, v in clean.items() if isinstance(v, int | float)}, step=clean["step"])
+            self._wandb.log(
+                {k: v for k, v in clean.items() if isinstance(v, int | float)}, step=clean["step"]
+            )
 
     def records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -51,7 +57,9 @@ def _start_wandb(config: WandbConfig, run_config: dict[str, Any] | None, out_dir
     try:
         import wandb
     except ImportError:
-        raise ConfigError("logging.wandb.project is set but wandb is not installed: pip install wandb") from None
+        raise ConfigError(
+            "logging.wandb.project is set but wandb is not installed: pip install wandb"
+        ) from None
     return wandb.init(
         project=config.project,
         entity=config.entity,

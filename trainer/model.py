@@ -13,7 +13,11 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 
 
 def default_device() -> torch.device:
-    return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+    return (
+        torch.device("cuda", torch.cuda.current_device())
+        if torch.cuda.is_available()
+        else torch.device("cpu")
+    )
 
 
 def load_policy(config: ModelConfig, seed: int, device: torch.device | None = None) -> tuple[Any, Any]:
@@ -38,9 +42,13 @@ def load_tokenizer(config: ModelConfig, seed: int) -> Any:
     from transformers import AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(model_source(config.path), trust_remote_code=config.trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(
+            model_source(config.path), trust_remote_code=config.trust_remote_code
+        )
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"model.path '{config.path}': cannot load the tokenizer ({exc})".splitlines()[0]) from None
+        raise ConfigError(
+            f"model.path '{config.path}': cannot load the tokenizer ({exc})".splitlines()[0]
+        ) from None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
@@ -72,7 +80,9 @@ def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
         )
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"model.path '{config.path}': cannot load ({first}); check the id or folder") from None
+        raise ConfigError(
+            f"model.path '{config.path}': cannot load ({first}); check the id or folder"
+        ) from None
     return model, tokenizer
 
 

@@ -26,7 +26,9 @@ class Sample:
                 f"sample lengths differ: {len(self.token_ids)} tokens, {len(self.mask)} mask, {len(self.logprobs)} logprobs"
             )
         if self.mask and self.mask[0]:
-            raise ValueError("the first token cannot be a model token: it has no context to be predicted from")
+            raise ValueError(
+                "the first token cannot be a model token: it has no context to be predicted from"
+            )
 
     @classmethod
     def from_turn(cls, prompt_ids: list[int], completion_ids: list[int], logprobs: list[float]) -> Sample:

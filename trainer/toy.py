@@ -108,7 +108,9 @@ class ToyRolloutSource:
         try:
             self.options = ToyOptions.model_validate(config.rollout.options)
         except ValidationError as exc:
-            raise ConfigError(describe_validation_error(exc, where="rollout.options", model=ToyOptions)) from None
+            raise ConfigError(
+                describe_validation_error(exc, where="rollout.options", model=ToyOptions)
+            ) from None
         self.tokenizer = tokenizer
         self.sampling = config.sampling
 
@@ -118,13 +120,17 @@ class ToyRolloutSource:
     def prompt_ids(self, task: ToyTask) -> list[int]:
         return self.tokenizer.convert_tokens_to_ids(["<bos>", "repeat", task.word, ":"])
 
-    def collect(self, sampler: Any, tasks: Sequence[ToyTask], *, group_size: int, seeds: Sequence[int]) -> list[Group]:
+    def collect(
+        self, sampler: Any, tasks: Sequence[ToyTask], *, group_size: int, seeds: Sequence[int]
+    ) -> list[Group]:
         from trainer.samplers.base import Request
 
         prompts = [self.prompt_ids(task) for task in tasks]
         requests = [Request(prompt, group_size, seed) for prompt, seed in zip(prompts, seeds, strict=True)]
         groups = []
-        for task, prompt, completions in zip(tasks, prompts, sampler.generate(requests, self.sampling), strict=True):
+        for task, prompt, completions in zip(
+            tasks, prompts, sampler.generate(requests, self.sampling), strict=True
+        ):
             rollouts = []
             for completion in completions:
                 words = self.tokenizer.convert_ids_to_tokens(completion.token_ids)

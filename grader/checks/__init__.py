@@ -44,7 +44,11 @@ def _split(ref: str) -> tuple[str, str]:
     module, _, name = ref.rpartition(".")
     if module not in BUILTIN_MODULES:
         hint = difflib.get_close_matches(ref, builtin_names(), n=1)
-        more = f"did you mean {hint[0]!r}?" if hint else "built-ins are <module>.<check>; others are 'package.module:function'"
+        more = (
+            f"did you mean {hint[0]!r}?"
+            if hint
+            else "built-ins are <module>.<check>; others are 'package.module:function'"
+        )
         raise RubricError(f"unknown check {ref!r}: {more}")
     return f"grader.checks.{module}", name
 
@@ -86,8 +90,12 @@ def resolve(ref: str, *, near: Path | None = None) -> Check:
     module = _import(module_name, near)
     fn = getattr(module, name, None)
     public = getattr(module, "__all__", None)
-    if not callable(fn) or (public is not None and name not in public and module_name.startswith("grader.checks.")):
-        choices = list(public or [n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_")])
+    if not callable(fn) or (
+        public is not None and name not in public and module_name.startswith("grader.checks.")
+    ):
+        choices = list(
+            public or [n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_")]
+        )
         hint = difflib.get_close_matches(name, choices, n=1)
         more = f"did you mean {hint[0]!r}?" if hint else f"it has: {', '.join(choices) or 'no checks'}"
         raise RubricError(f"check {ref!r}: {module_name} has no check {name!r}; {more}")
@@ -111,7 +119,9 @@ def signature_problem(fn: Check, args: dict[str, Any]) -> str | None:
         unknown = [a for a in args if a not in known]
         if unknown and not any(p.kind == p.VAR_KEYWORD for p in params):
             hint = difflib.get_close_matches(unknown[0], known, n=1)
-            return f"unexpected argument {unknown[0]!r}" + (f" (did you mean {hint[0]!r}?)" if hint else f" ({fn.__name__} takes {', '.join(known)})")
+            return f"unexpected argument {unknown[0]!r}" + (
+                f" (did you mean {hint[0]!r}?)" if hint else f" ({fn.__name__} takes {', '.join(known)})"
+            )
         return f"{exc}".replace("missing a required argument", "missing required argument")
     return None
 

@@ -18,7 +18,16 @@ from core.trajectory import Trajectory
 from grader.errors import StateError
 from grader.probe import Probe
 
-__all__ = ["CheckContext", "CheckResult", "StateError", "reads_documents", "reads_sql", "same", "text_matches", "brief"]
+__all__ = [
+    "CheckContext",
+    "CheckResult",
+    "StateError",
+    "reads_documents",
+    "reads_sql",
+    "same",
+    "text_matches",
+    "brief",
+]
 
 
 @dataclass(frozen=True)
@@ -80,12 +89,17 @@ def same(actual: Any, expected: Any, *, tolerance: float = 0.0, case_sensitive: 
     """Equal as the author means it: numbers within tolerance (numeric text counts), text trimmed."""
     if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
         return len(actual) == len(expected) and all(
-            same(a, e, tolerance=tolerance, case_sensitive=case_sensitive) for a, e in zip(actual, expected, strict=True)
+            same(a, e, tolerance=tolerance, case_sensitive=case_sensitive)
+            for a, e in zip(actual, expected, strict=True)
         )
     if actual is None or expected is None:
         return actual is None and expected is None
     if isinstance(expected, bool) or isinstance(actual, bool):
-        return str(actual).strip().lower() in ("true", "t", "1", "yes") if expected else str(actual).strip().lower() in ("false", "f", "0", "no")
+        return (
+            str(actual).strip().lower() in ("true", "t", "1", "yes")
+            if expected
+            else str(actual).strip().lower() in ("false", "f", "0", "no")
+        )
     a, e = _number(actual), _number(expected)
     if a is not None and e is not None:
         return math.isclose(a, e, abs_tol=tolerance, rel_tol=0.0) or a == e
@@ -93,7 +107,9 @@ def same(actual: Any, expected: Any, *, tolerance: float = 0.0, case_sensitive: 
     return a_text == e_text if case_sensitive else a_text.casefold() == e_text.casefold()
 
 
-def text_matches(haystack: str, *, text: str | None = None, regex: str | None = None, case_sensitive: bool = False) -> bool:
+def text_matches(
+    haystack: str, *, text: str | None = None, regex: str | None = None, case_sensitive: bool = False
+) -> bool:
     """`text` as a substring and/or `regex` searched; at least one must be given."""
     if text is None and regex is None:
         raise ValueError("give `text` or `regex`")

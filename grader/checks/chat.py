@@ -33,9 +33,13 @@ def _find(
     if user is not None:
         posts = [p for p in posts if p.user == user.lstrip("@")]
     if text is not None or regex is not None:
-        posts = [p for p in posts if text_matches(p.message, text=text, regex=regex, case_sensitive=case_sensitive)]
+        posts = [
+            p for p in posts if text_matches(p.message, text=text, regex=regex, case_sensitive=case_sensitive)
+        ]
     if thread is not None:
-        roots = {p.id for p in snap.posts_in(channel) if not p.root_id and text_matches(p.message, text=thread)}
+        roots = {
+            p.id for p in snap.posts_in(channel) if not p.root_id and text_matches(p.message, text=thread)
+        }
         posts = [p for p in posts if p.root_id in roots]
     return posts
 
@@ -49,7 +53,11 @@ def millis(when: str | int) -> int:
 
 
 def _where(channel: str | None, user: str | None, thread: str | None) -> str:
-    parts = [f"in {channel}" if channel else "anywhere", f"by {user}" if user else "", f"in thread {brief(thread, 40)!r}" if thread else ""]
+    parts = [
+        f"in {channel}" if channel else "anywhere",
+        f"by {user}" if user else "",
+        f"in thread {brief(thread, 40)!r}" if thread else "",
+    ]
     return " ".join(p for p in parts if p)
 
 
@@ -69,8 +77,16 @@ def message_exists(
     snap = ctx.probe.chat()
     if channel is not None and snap.channel(channel) is None:
         return CheckResult(False, f"no channel {channel!r}")
-    found = _find(snap, channel=channel, text=text, regex=regex, user=user, thread=thread,
-                  case_sensitive=case_sensitive, after=after)
+    found = _find(
+        snap,
+        channel=channel,
+        text=text,
+        regex=regex,
+        user=user,
+        thread=thread,
+        case_sensitive=case_sensitive,
+        after=after,
+    )
     where = _where(channel, user, thread)
     if len(found) >= min_count:
         return CheckResult(True, f"{len(found)} matching post(s) {where}: {brief(found[-1].message)}")
@@ -90,11 +106,22 @@ def message_absent(
 ) -> CheckResult:
     """Pass when no post matches (e.g. salary figures never reach a public channel)."""
     snap = ctx.probe.chat()
-    found = _find(snap, channel=channel, text=text, regex=regex, user=user, thread=thread,
-                  case_sensitive=case_sensitive, after=after)
+    found = _find(
+        snap,
+        channel=channel,
+        text=text,
+        regex=regex,
+        user=user,
+        thread=thread,
+        case_sensitive=case_sensitive,
+        after=after,
+    )
     if not found:
         return CheckResult(True, f"no matching post {_where(channel, user, thread)}")
-    return CheckResult(False, f"{len(found)} matching post(s), e.g. by {found[0].user} in {found[0].channel}: {brief(found[0].message)}")
+    return CheckResult(
+        False,
+        f"{len(found)} matching post(s), e.g. by {found[0].user} in {found[0].channel}: {brief(found[0].message)}",
+    )
 
 
 def reaction_exists(
@@ -119,11 +146,18 @@ def reaction_exists(
         for reaction in post.reactions:
             if reaction.emoji.strip(":") == emoji and (user is None or reaction.user == user.lstrip("@")):
                 return CheckResult(True, f":{emoji}: by {reaction.user} on {brief(post.message, 80)!r}")
-    return CheckResult(False, f"no :{emoji}: reaction{' by ' + user if user else ''} on {len(posts)} candidate post(s)")
+    return CheckResult(
+        False, f"no :{emoji}: reaction{' by ' + user if user else ''} on {len(posts)} candidate post(s)"
+    )
 
 
 def channel_exists(
-    ctx: CheckContext, *, name: str, private: bool | None = None, purpose: str | None = None, header: str | None = None
+    ctx: CheckContext,
+    *,
+    name: str,
+    private: bool | None = None,
+    purpose: str | None = None,
+    header: str | None = None,
 ) -> CheckResult:
     """Pass when the channel exists (and is private/public, and its purpose/header contain the given text)."""
     found = ctx.probe.chat().channel(name)
@@ -145,4 +179,6 @@ def channel_member(ctx: CheckContext, *, channel: str, user: str) -> CheckResult
     if found is None:
         return CheckResult(False, f"no channel {channel!r}")
     ok = user.lstrip("@") in found.members
-    return CheckResult(ok, f"{user} is {'a' if ok else 'not a'} member of {channel} ({len(found.members)} members)")
+    return CheckResult(
+        ok, f"{user} is {'a' if ok else 'not a'} member of {channel} ({len(found.members)} members)"
+    )

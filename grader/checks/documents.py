@@ -22,8 +22,13 @@ from grader.checks.base import (
 )
 
 __all__ = [
-    "cell_value", "cell_formula", "range_equals", "sheet_exists",
-    "document_contains", "heading_exists", "table_exists",
+    "cell_value",
+    "cell_formula",
+    "range_equals",
+    "sheet_exists",
+    "document_contains",
+    "heading_exists",
+    "table_exists",
 ]
 _CELL = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
 
@@ -82,8 +87,14 @@ def _cell(sheet: dict[str, Any], cell: str) -> dict[str, Any]:
 
 @reads_documents("path")
 def cell_value(
-    ctx: CheckContext, *, path: str, cell: str, expected: Any, sheet: str | None = None,
-    tolerance: float = 0.0, case_sensitive: bool = True,
+    ctx: CheckContext,
+    *,
+    path: str,
+    cell: str,
+    expected: Any,
+    sheet: str | None = None,
+    tolerance: float = 0.0,
+    case_sensitive: bool = True,
 ) -> CheckResult:
     """Pass when the cell's computed value equals `expected` (numbers within `tolerance`)."""
     sheet_name, ref = _split_ref(cell, sheet)
@@ -100,7 +111,12 @@ def _normalize_formula(formula: str) -> str:
 
 @reads_documents("path")
 def cell_formula(
-    ctx: CheckContext, *, path: str, cell: str, formula: str | None = None, regex: str | None = None,
+    ctx: CheckContext,
+    *,
+    path: str,
+    cell: str,
+    formula: str | None = None,
+    regex: str | None = None,
     sheet: str | None = None,
 ) -> CheckResult:
     """Pass when the cell holds a formula (equal to `formula` ignoring case, spaces and `$`; or matching `regex`)."""
@@ -119,8 +135,14 @@ def cell_formula(
 
 @reads_documents("path")
 def range_equals(
-    ctx: CheckContext, *, path: str, range: str, expected: list[list[Any]], sheet: str | None = None,  # noqa: A002
-    tolerance: float = 0.0, case_sensitive: bool = True,
+    ctx: CheckContext,
+    *,
+    path: str,
+    range: str,
+    expected: list[list[Any]],
+    sheet: str | None = None,
+    tolerance: float = 0.0,
+    case_sensitive: bool = True,
 ) -> CheckResult:
     """Pass when the cells in `range` (like `A1:C4`) hold `expected`, row by row (empty cells are null)."""
     sheet_name, ref = _split_ref(range, sheet)
@@ -132,10 +154,12 @@ def range_equals(
     if same(got, expected, tolerance=tolerance, case_sensitive=case_sensitive):
         return CheckResult(True, f"{range}: {len(got)} row(s) as expected")
     bad = next(
-        (f"{_name(c1 + j, r1 + i)} = {brief(v, 40)}, expected {brief(e, 40)}"
-         for i, (row, want) in enumerate(zip(got, expected, strict=False))
-         for j, (v, e) in enumerate(zip(row, want, strict=False))
-         if not same(v, e, tolerance=tolerance, case_sensitive=case_sensitive)),
+        (
+            f"{_name(c1 + j, r1 + i)} = {brief(v, 40)}, expected {brief(e, 40)}"
+            for i, (row, want) in enumerate(zip(got, expected, strict=False))
+            for j, (v, e) in enumerate(zip(row, want, strict=False))
+            if not same(v, e, tolerance=tolerance, case_sensitive=case_sensitive)
+        ),
         f"shape {len(got)}x{len(got[0]) if got else 0} vs {len(expected)}x{len(expected[0]) if expected else 0}",
     )
     return CheckResult(False, f"{range}: {bad}")
@@ -156,7 +180,8 @@ def _all_text(doc: dict[str, Any]) -> str:
     if doc.get("kind") == "spreadsheet":
         return "\n".join(
             str(c.get("text") if c.get("text") is not None else c.get("value", ""))
-            for s in doc.get("sheets") or [] for c in (s.get("cells") or {}).values()
+            for s in doc.get("sheets") or []
+            for c in (s.get("cells") or {}).values()
         )
     lines = [p.get("text", "") for p in doc.get("paragraphs") or []]
     lines += [" | ".join(map(str, row)) for table in doc.get("tables") or [] for row in table]
@@ -165,7 +190,12 @@ def _all_text(doc: dict[str, Any]) -> str:
 
 @reads_documents("path")
 def document_contains(
-    ctx: CheckContext, *, path: str, text: str | None = None, regex: str | None = None, case_sensitive: bool = False
+    ctx: CheckContext,
+    *,
+    path: str,
+    text: str | None = None,
+    regex: str | None = None,
+    case_sensitive: bool = False,
 ) -> CheckResult:
     """Pass when the document's text (paragraphs and tables; or every cell of a spreadsheet) contains it."""
     doc = ctx.probe.document(path)
@@ -180,7 +210,11 @@ def document_contains(
 def heading_exists(ctx: CheckContext, *, path: str, text: str, level: int | None = None) -> CheckResult:
     """Pass when a heading (of `level`, if given) contains `text`."""
     paragraphs = _document(ctx, path, "text").get("paragraphs") or []
-    headings = [p for p in paragraphs if (p.get("level") or 0) > 0 or str(p.get("style", "")).lower().startswith(("heading", "title"))]
+    headings = [
+        p
+        for p in paragraphs
+        if (p.get("level") or 0) > 0 or str(p.get("style", "")).lower().startswith(("heading", "title"))
+    ]
     for p in headings:
         if text_matches(p.get("text", ""), text=text) and (level is None or p.get("level") == level):
             return CheckResult(True, f"heading (level {p.get('level')}): {brief(p.get('text'))}")
@@ -188,12 +222,19 @@ def heading_exists(ctx: CheckContext, *, path: str, text: str, level: int | None
 
 
 def _cells_equal(row: list[Any], want: list[Any]) -> bool:
-    return len(row) >= len(want) and all(same(a, b, case_sensitive=False) for a, b in zip(row, want, strict=False))
+    return len(row) >= len(want) and all(
+        same(a, b, case_sensitive=False) for a, b in zip(row, want, strict=False)
+    )
 
 
 @reads_documents("path")
 def table_exists(
-    ctx: CheckContext, *, path: str, header: list[Any] | None = None, row: list[Any] | None = None, min_rows: int = 1
+    ctx: CheckContext,
+    *,
+    path: str,
+    header: list[Any] | None = None,
+    row: list[Any] | None = None,
+    min_rows: int = 1,
 ) -> CheckResult:
     """Pass when a table has `header` as its first row, a row starting with `row`, and `min_rows` data rows."""
     tables = _document(ctx, path, "text").get("tables") or []
@@ -205,4 +246,6 @@ def table_exists(
             continue
         if len(body) >= min_rows:
             return CheckResult(True, f"table with {len(body)} row(s): {brief(table[:2], 120)}")
-    return CheckResult(False, f"{len(tables)} table(s), none matching; first rows: {brief([t[:1] for t in tables], 160)}")
+    return CheckResult(
+        False, f"{len(tables)} table(s), none matching; first rows: {brief([t[:1] for t in tables], 160)}"
+    )

@@ -18,11 +18,18 @@ def file_exists(ctx: CheckContext, *, path: str, min_bytes: int = 1) -> CheckRes
 def file_absent(ctx: CheckContext, *, path: str) -> CheckResult:
     """Pass when the file does not exist (e.g. a scratch file was cleaned up)."""
     data = ctx.probe.file(path)
-    return CheckResult(data is None, f"{path}: " + ("not found" if data is None else f"exists ({len(data)} bytes)"))
+    return CheckResult(
+        data is None, f"{path}: " + ("not found" if data is None else f"exists ({len(data)} bytes)")
+    )
 
 
 def file_contains(
-    ctx: CheckContext, *, path: str, text: str | None = None, regex: str | None = None, case_sensitive: bool = False
+    ctx: CheckContext,
+    *,
+    path: str,
+    text: str | None = None,
+    regex: str | None = None,
+    case_sensitive: bool = False,
 ) -> CheckResult:
     """Pass when the (UTF-8) text file contains `text` and/or matches `regex`."""
     data = ctx.probe.file(path)

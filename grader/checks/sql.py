@@ -54,20 +54,28 @@ def count(
     query: str,
     params: dict[str, Any] | None = None,
     equals: int | None = None,
-    min: int | None = None,  # noqa: A002 - reads naturally in rubric JSON
-    max: int | None = None,  # noqa: A002
+    min: int | None = None,
+    max: int | None = None,
 ) -> CheckResult:
     """Pass when the number of rows returned is `equals` / within [`min`, `max`]."""
     if equals is None and min is None and max is None:
         raise ValueError("give equals, min or max")
     n = len(ctx.probe.sql(query, params))
     ok = (equals is None or n == equals) and (min is None or n >= min) and (max is None or n <= max)
-    want = f"= {equals}" if equals is not None else f"in [{min if min is not None else '-inf'}, {max if max is not None else 'inf'}]"
+    want = (
+        f"= {equals}"
+        if equals is not None
+        else f"in [{min if min is not None else '-inf'}, {max if max is not None else 'inf'}]"
+    )
     return CheckResult(ok, f"{n} row(s); expected {want}")
 
 
 def _row_key(row: dict[str, Any] | list[Any], columns: list[str] | None, tolerance: float) -> tuple:
-    values = [row.get(c) for c in columns] if isinstance(row, dict) and columns else list(row.values() if isinstance(row, dict) else row)
+    values = (
+        [row.get(c) for c in columns]
+        if isinstance(row, dict) and columns
+        else list(row.values() if isinstance(row, dict) else row)
+    )
     return tuple(_canonical(v, tolerance) for v in values)
 
 
@@ -76,7 +84,9 @@ def _canonical(value: Any, tolerance: float) -> Any:
     if isinstance(value, bool) or value is None:
         return value
     try:
-        number = float(str(value).strip().replace(",", "")) if not isinstance(value, int | float) else float(value)
+        number = (
+            float(str(value).strip().replace(",", "")) if not isinstance(value, int | float) else float(value)
+        )
     except ValueError:
         return str(value).strip()
     step = tolerance or 1e-9
@@ -104,9 +114,14 @@ def query_equals(
     want = [_row_key(r, columns, tolerance) for r in expected]
     if ordered:
         ok = got == want
-        return CheckResult(ok, f"{len(rows)} row(s) in order" if ok else f"got {brief(got)}; expected {brief(want)}")
+        return CheckResult(
+            ok, f"{len(rows)} row(s) in order" if ok else f"got {brief(got)}; expected {brief(want)}"
+        )
     missing, extra = Counter(want) - Counter(got), Counter(got) - Counter(want)
     if not missing and not extra:
         return CheckResult(True, f"all {len(want)} expected row(s), nothing else")
-    parts = [f"missing {brief(list(missing.elements()), 120)}" if missing else "", f"unexpected {brief(list(extra.elements()), 120)}" if extra else ""]
+    parts = [
+        f"missing {brief(list(missing.elements()), 120)}" if missing else "",
+        f"unexpected {brief(list(extra.elements()), 120)}" if extra else "",
+    ]
     return CheckResult(False, "; ".join(p for p in parts if p))

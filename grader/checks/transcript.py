@@ -35,7 +35,9 @@ def _arg_matches(given: Any, wanted: Any) -> bool:
     return same(given, wanted)
 
 
-def tool_used(ctx: CheckContext, *, name: str, args: dict[str, Any] | None = None, min_count: int = 1) -> CheckResult:
+def tool_used(
+    ctx: CheckContext, *, name: str, args: dict[str, Any] | None = None, min_count: int = 1
+) -> CheckResult:
     """Pass when a tool matching `name` (a glob like `chat_*`) was called, with `args` included (text: substring)."""
     found = _calls(ctx, name, args)
     ok = len(found) >= min_count
@@ -46,7 +48,12 @@ def tool_used(ctx: CheckContext, *, name: str, args: dict[str, Any] | None = Non
 def tool_not_used(ctx: CheckContext, *, name: str, args: dict[str, Any] | None = None) -> CheckResult:
     """Pass when no call matches `name` (and `args`)."""
     found = _calls(ctx, name, args)
-    return CheckResult(not found, "not called" if not found else f"called {len(found)}x, e.g. {found[0].name}({brief(found[0].arguments, 100)})")
+    return CheckResult(
+        not found,
+        "not called"
+        if not found
+        else f"called {len(found)}x, e.g. {found[0].name}({brief(found[0].arguments, 100)})",
+    )
 
 
 def final_answer_contains(

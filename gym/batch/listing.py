@@ -91,8 +91,10 @@ def compare_table(store: Store, run_ids: list[str]) -> Table:
     table = Table(title="scores by task", title_justify="left")
     table.add_column("task")
     for run_id in run_ids:
-        table.add_column(f"{run_id}\n{runs[run_id].policy}{f' {runs[run_id].model}' if runs[run_id].model else ''}",
-                         justify="right")  # fmt: skip
+        table.add_column(
+            f"{run_id}\n{runs[run_id].policy}{f' {runs[run_id].model}' if runs[run_id].model else ''}",
+            justify="right",
+        )
     for task in sorted({t for scores in per_run.values() for t in scores}):
         cells = []
         for run_id in run_ids:

@@ -73,7 +73,7 @@ class RichProgress:
             TextColumn(
                 "[green]{task.fields[done]} done[/] [red]{task.fields[failed]} failed[/] "
                 "[cyan]{task.fields[running]} running[/]"
-            ),  # fmt: skip
+            ),
             TextColumn("{task.fields[rate]:.1f}/min  mean {task.fields[mean]}"),
             TimeElapsedColumn(),
             console=self.console,

@@ -66,8 +66,14 @@ def _pass_rate(done: list[RolloutRow]) -> float | None:
 
 def score_table(rows: Iterable[RolloutRow], title: str = "") -> Table:
     table = Table(title=title or None, title_justify="left")
-    for name, justify in (("task", "left"), ("rollouts", "right"), ("failed", "right"), ("score", "right"),
-                          ("mean", "right"), ("pass", "right")):  # fmt: skip
+    for name, justify in (
+        ("task", "left"),
+        ("rollouts", "right"),
+        ("failed", "right"),
+        ("score", "right"),
+        ("mean", "right"),
+        ("pass", "right"),
+    ):
         table.add_column(name, justify=justify)
     for s in task_scores(rows):
         table.add_row(

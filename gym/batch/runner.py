@@ -68,8 +68,15 @@ class BatchResult:
 def default_run_id(req: BatchRequest) -> str:
     """A name derived from what is run, so the same command resumes the same run."""
     key = json.dumps(
-        [sorted(t.key for t in req.tasks), req.policy, req.model, req.samples, req.policy_options,
-         req.harness.model_dump(mode="json", exclude_defaults=True), req.kind],
+        [
+            sorted(t.key for t in req.tasks),
+            req.policy,
+            req.model,
+            req.samples,
+            req.policy_options,
+            req.harness.model_dump(mode="json", exclude_defaults=True),
+            req.kind,
+        ],
         sort_keys=True,
     )
     return f"{req.kind}-{req.policy.replace(':', '.')}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
@@ -98,8 +105,15 @@ async def run_batch(
     owner = owner_label()
     run_id = req.run_id or default_run_id(req)
     tasks = {t.key: t for t in req.tasks}
-    store.create_run(run_id, policy=req.policy, model=req.model, tasks=list(tasks), samples=req.samples,
-                     config=req.config(), kind=req.kind)  # fmt: skip
+    store.create_run(
+        run_id,
+        policy=req.policy,
+        model=req.model,
+        tasks=list(tasks),
+        samples=req.samples,
+        config=req.config(),
+        kind=req.kind,
+    )
     store.acquire_run(run_id, owner)
     reaped = len(await asyncio.to_thread(executor.reap))
     requeued = store.requeue_stale(run_id)
@@ -124,8 +138,14 @@ async def run_batch(
                 outcome = RolloutOutcome(
                     rollout_id=row.id, task=row.task, sample=row.sample, error=describe_error(exc)
                 )
-            store.record(row.id, trajectory=outcome.trajectory, grade=outcome.grade, passed=outcome.passed,
-                         seconds=outcome.seconds, error=outcome.error)  # fmt: skip
+            store.record(
+                row.id,
+                trajectory=outcome.trajectory,
+                grade=outcome.grade,
+                passed=outcome.passed,
+                seconds=outcome.seconds,
+                error=outcome.error,
+            )
             failed += not outcome.ok
             progress.finished(row, outcome)
 

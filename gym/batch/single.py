@@ -34,18 +34,35 @@ async def run_single(
     console = console or Console()
     harness = harness_config(harness)
     owner = owner_label()
-    run = store.create_run(run_id, policy=policy, model=model, tasks=[task.key], kind="rollout",
-                           config={"policy_options": options or {},
-                                   "harness": harness.model_dump(mode="json", exclude_defaults=True)})  # fmt: skip
+    run = store.create_run(
+        run_id,
+        policy=policy,
+        model=model,
+        tasks=[task.key],
+        kind="rollout",
+        config={
+            "policy_options": options or {},
+            "harness": harness.model_dump(mode="json", exclude_defaults=True),
+        },
+    )
     store.acquire_run(run.id, owner)
     (row,) = store.add_rollouts(run.id, [(task.key, sample)])
     if not store.claim(row.id, owner):
         console.print(f"rollout {row.id} of run {run.id} is already done: showing it")
         store.finish_run(run.id, "done")
         return store.get_rollout(row.id)
-    spec = RolloutSpec(run_id=run.id, rollout_id=row.id, task=task.key, task_path=str(task.path.absolute()),
-                       sample=sample, policy=policy, model=model, policy_options=options or {}, harness=harness,
-                       judge=judge or JudgeOptions())  # fmt: skip
+    spec = RolloutSpec(
+        run_id=run.id,
+        rollout_id=row.id,
+        task=task.key,
+        task_path=str(task.path.absolute()),
+        sample=sample,
+        policy=policy,
+        model=model,
+        policy_options=options or {},
+        harness=harness,
+        judge=judge or JudgeOptions(),
+    )
     console.print(f"[bold]{task.key}[/] with policy [bold]{policy}[/]  rollout {row.id}  run {run.id}")
 
     def on_step(step: Step) -> None:
@@ -55,8 +72,14 @@ async def run_single(
     try:
         with console.status("running the episode…"):
             outcome = await _run(spec, rollout_fn, on_step)
-        store.record(row.id, trajectory=outcome.trajectory, grade=outcome.grade, passed=outcome.passed,
-                     seconds=outcome.seconds, error=outcome.error)  # fmt: skip
+        store.record(
+            row.id,
+            trajectory=outcome.trajectory,
+            grade=outcome.grade,
+            passed=outcome.passed,
+            seconds=outcome.seconds,
+            error=outcome.error,
+        )
         status = "done" if outcome.ok else "failed"
     finally:
         store.finish_run(run.id, status)

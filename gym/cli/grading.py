@@ -14,7 +14,9 @@ console = Console(highlight=False, soft_wrap=True)
 
 
 def lint(
-    paths: list[Path] = typer.Argument(None, help="Task/world/rubric files or folders (default: tasks rubrics)."),
+    paths: list[Path] = typer.Argument(
+        None, help="Task/world/rubric files or folders (default: tasks rubrics)."
+    ),
 ) -> None:
     """Check every task and rubric: schema, check references, argument names, ids, points, evidence."""
     from gym.lint import lint as run_lint
@@ -36,12 +38,20 @@ def lint(
 
 
 def grade(
-    rollout: str = typer.Argument(..., help="Rollout id (or a unique prefix), see `egym runs` / `egym show`."),
-    store: str | None = typer.Option(None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE)."),
-    rubric: Path | None = typer.Option(None, "--rubric", help="Grade with this rubric file instead of the task's."),
+    rollout: str = typer.Argument(
+        ..., help="Rollout id (or a unique prefix), see `egym runs` / `egym show`."
+    ),
+    store: str | None = typer.Option(
+        None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE)."
+    ),
+    rubric: Path | None = typer.Option(
+        None, "--rubric", help="Grade with this rubric file instead of the task's."
+    ),
     tasks: Path = typer.Option(Path("tasks"), "--tasks", help="Folder holding <world>/<task-id>/task.yaml."),
     save: bool = typer.Option(True, "--save/--no-save", help="Replace the stored grade with the new one."),
-    judge_same_model: bool = typer.Option(False, "--judge-same-model", help="Allow the policy's model as judge."),
+    judge_same_model: bool = typer.Option(
+        False, "--judge-same-model", help="Allow the policy's model as judge."
+    ),
 ) -> None:
     """Re-grade a stored rollout: replay its tool calls in a fresh sandbox, grade with the current rubric."""
     import asyncio
@@ -59,13 +69,16 @@ def grade(
     row = db.get_rollout(rollout)
     trajectory = row.trajectory_model()
     if trajectory is None:
-        raise StoreError(f"rollout {row.id} has no stored trajectory (status {row.status}): nothing to replay")
+        raise StoreError(
+            f"rollout {row.id} has no stored trajectory (status {row.status}): nothing to replay"
+        )
     world, _, task_id = row.task.partition("/")
     task = load_task(tasks / world / task_id)
     judge = make_judge(trajectory.model, JudgeOptions(allow_same_model=judge_same_model))
     old = row.grade_model()
-    new, replayed = asyncio.run(replay_and_grade(
-        task, trajectory, rubric=load_rubric(rubric) if rubric else None, judge=judge))
+    new, replayed = asyncio.run(
+        replay_and_grade(task, trajectory, rubric=load_rubric(rubric) if rubric else None, judge=judge)
+    )
     _print_grade(new, old)
     for line in replay_differences(trajectory, replayed):
         console.print(f"[yellow]replay drift[/yellow]: {line}")
@@ -82,8 +95,14 @@ def _print_grade(new, old) -> None:
     for item in new.items:
         changed = f" (was {before[item.id]})" if item.id in before and before[item.id] != item.status else ""
         colour = {"pass": "green", "fail": "red", "error": "yellow"}[item.status]
-        table.add_row(item.id, item.section or "", str(item.points), f"[{colour}]{item.status}[/{colour}]{changed}",
-                      f"{item.earned:g}", (item.error or item.evidence)[:120])
+        table.add_row(
+            item.id,
+            item.section or "",
+            str(item.points),
+            f"[{colour}]{item.status}[/{colour}]{changed}",
+            f"{item.earned:g}",
+            (item.error or item.evidence)[:120],
+        )
     console.print(table)
 
 

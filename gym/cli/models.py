@@ -6,8 +6,9 @@ import typer
 
 from gym.cli.errors import friendly
 
-models_app = typer.Typer(help="Local models: import the bundled SmolLM2 or a GGUF file, list what is there.",
-                         no_args_is_help=True)
+models_app = typer.Typer(
+    help="Local models: import the bundled SmolLM2 or a GGUF file, list what is there.", no_args_is_help=True
+)
 
 
 @models_app.command("import")

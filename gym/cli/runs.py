@@ -38,9 +38,13 @@ HARNESS = typer.Option(
 )
 EXECUTOR = typer.Option("local", "--executor", help="local (asyncio) or ray.")
 ADDRESS = typer.Option(None, "--address", help="Ray cluster address (default: start Ray locally).")
-JUDGE_SAME_MODEL = typer.Option(False, "--judge-same-model", help="Let the policy's own model judge its work.")
+JUDGE_SAME_MODEL = typer.Option(
+    False, "--judge-same-model", help="Let the policy's own model judge its work."
+)
 JUDGE_TIMEOUT = typer.Option(None, "--judge-timeout", help="Seconds per judge request (default 60).")
-JUDGE_MAX_TOKENS = typer.Option(None, "--judge-max-tokens", help="Longest judge verdict in tokens (default 512).")
+JUDGE_MAX_TOKENS = typer.Option(
+    None, "--judge-max-tokens", help="Longest judge verdict in tokens (default 512)."
+)
 ROLLOUT_FN = typer.Option(
     None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
 )
@@ -76,7 +80,9 @@ def judge_options(same_model: bool, timeout_s: float | None, max_tokens: int | N
         return JudgeOptions(allow_same_model=same_model, timeout_s=timeout_s, max_tokens=max_tokens)
     except ValidationError as exc:
         first = exc.errors()[0]
-        flag = {"timeout_s": "--judge-timeout", "max_tokens": "--judge-max-tokens"}.get(str(first["loc"][0]), "judge")
+        flag = {"timeout_s": "--judge-timeout", "max_tokens": "--judge-max-tokens"}.get(
+            str(first["loc"][0]), "judge"
+        )
         raise ConfigError(f"{flag} {first['input']}: {first['msg']}") from None
 
 
@@ -133,9 +139,21 @@ def rollout(
     from gym.batch.single import run_single
 
     judge = judge_options(judge_same_model, judge_timeout, judge_max_tokens)
-    row = run_async(run_single(_store(store), _tasks([task])[0], policy=policy, model=model,
-                               options=policy_options(policy, option, rollout_fn), harness=harness_settings(harness), sample=sample, run_id=run,
-                               judge=judge, rollout_fn=rollout_fn, console=console))  # fmt: skip
+    row = run_async(
+        run_single(
+            _store(store),
+            _tasks([task])[0],
+            policy=policy,
+            model=model,
+            options=policy_options(policy, option, rollout_fn),
+            harness=harness_settings(harness),
+            sample=sample,
+            run_id=run,
+            judge=judge,
+            rollout_fn=rollout_fn,
+            console=console,
+        )
+    )
     raise typer.Exit(0 if row.status == "done" else 1)
 
 
@@ -169,10 +187,18 @@ def batch(
     from gym.batch.progress import RichProgress
     from gym.batch.report import score_table
 
-    req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
-                       run_id=run, policy_options=policy_options(policy, option, rollout_fn), harness=harness_settings(harness),
-                       retry_failed=retry_failed,
-                       judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens))  # fmt: skip
+    req = BatchRequest(
+        tasks=_tasks(tasks),
+        policy=policy,
+        model=model,
+        samples=samples,
+        concurrency=concurrency,
+        run_id=run,
+        policy_options=policy_options(policy, option, rollout_fn),
+        harness=harness_settings(harness),
+        retry_failed=retry_failed,
+        judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens),
+    )
     s = _store(store)
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:
@@ -229,8 +255,12 @@ def validate(
     """Check each task's rubric: oracle full score, null low, no holes, cheats no better than null."""
     from gym.validate import ValidateOptions, report_table, validate_tasks
 
-    opts = ValidateOptions(null_threshold=null_threshold, cheats=cheats, concurrency=concurrency,
-                           harness=harness_settings(harness))  # fmt: skip
+    opts = ValidateOptions(
+        null_threshold=null_threshold,
+        cheats=cheats,
+        concurrency=concurrency,
+        harness=harness_settings(harness),
+    )
     reports = run_async(validate_tasks(_tasks(tasks), opts, console=console))
     console.print(report_table(reports))
     bad = [r for r in reports if not r.ok]
@@ -252,7 +282,9 @@ def calibrate(
     run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
     include_incomplete: bool = typer.Option(False, "--include-incomplete", help="Count incomplete grades."),
     write: bool = typer.Option(True, "--write/--dry-run", help="Write the band into each task.yaml."),
-    min_samples: int = typer.Option(8, "--min-samples", min=1, help="Fewest complete grades to write a band from."),
+    min_samples: int = typer.Option(
+        8, "--min-samples", min=1, help="Fewest complete grades to write a band from."
+    ),
     judge_same_model: bool = JUDGE_SAME_MODEL,
     judge_timeout: float | None = JUDGE_TIMEOUT,
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
@@ -267,14 +299,31 @@ def calibrate(
     from gym.batch.progress import RichProgress
     from gym.calibrate import calibrate_run, calibration_table
 
-    req = BatchRequest(tasks=_tasks(tasks), policy=policy, model=model, samples=samples, concurrency=concurrency,
-                       run_id=run, kind="calibrate", policy_options=policy_options(policy, option, rollout_fn),
-                       harness=harness_settings(harness),
-                       judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens))  # fmt: skip
+    req = BatchRequest(
+        tasks=_tasks(tasks),
+        policy=policy,
+        model=model,
+        samples=samples,
+        concurrency=concurrency,
+        run_id=run,
+        kind="calibrate",
+        policy_options=policy_options(policy, option, rollout_fn),
+        harness=harness_settings(harness),
+        judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens),
+    )
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:
-        results = run_async(calibrate_run(_store(store), req, ex, include_incomplete=include_incomplete,
-                                          write=write, min_samples=min_samples, progress=RichProgress()))  # fmt: skip
+        results = run_async(
+            calibrate_run(
+                _store(store),
+                req,
+                ex,
+                include_incomplete=include_incomplete,
+                write=write,
+                min_samples=min_samples,
+                progress=RichProgress(),
+            )
+        )
     finally:
         ex.close()
     console.print(calibration_table(results, written=write, min_samples=min_samples))

@@ -10,7 +10,9 @@ from gym.cli.errors import friendly
 def register(app: typer.Typer) -> None:
     @app.command()
     @friendly
-    def gc(all_: bool = typer.Option(False, "--all", help="Remove every egym container, owned or not.")) -> None:
+    def gc(
+        all_: bool = typer.Option(False, "--all", help="Remove every egym container, owned or not."),
+    ) -> None:
         """Remove rollout containers whose owner process is gone."""
         from gym.sandbox.reaper import reap
 

@@ -11,9 +11,13 @@ from gym.cli.errors import friendly, stderr
 
 @friendly
 def serve(
-    store: str = typer.Option(None, "--store", help="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."),
+    store: str = typer.Option(
+        None, "--store", help="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."
+    ),
     port: int = typer.Option(8765, "--port", help="TCP port to listen on."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; the dashboard has no login, keep it local."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to bind; the dashboard has no login, keep it local."
+    ),
     tasks: Path = typer.Option(Path("tasks"), "--tasks", help="Task folders, for prompts and bands."),
     metrics: list[Path] = typer.Option(
         None, "--metrics", help="Training metrics JSONL file or folder (repeatable; default: runs/)."
@@ -28,7 +32,9 @@ def serve(
     app = create_app(config)
     if host not in ("127.0.0.1", "localhost", "::1"):
         stderr.print(f"[yellow]warning:[/yellow] binding {host}: anyone who can reach it can read every run")
-    stderr.print(f"egym dashboard on http://{host}:{port}  (store {app.state.ctx.store_label}, Ctrl-C to stop)")
+    stderr.print(
+        f"egym dashboard on http://{host}:{port}  (store {app.state.ctx.store_label}, Ctrl-C to stop)"
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

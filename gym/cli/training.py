@@ -27,10 +27,15 @@ def register(app: typer.Typer) -> None:
     @friendly
     def train(
         config: str = typer.Argument(..., help="Training config YAML (see trainer/configs/)."),
-        overrides: list[str] = typer.Argument(None, help="Dotted overrides, e.g. loss.clip_high=0.28 steps=200."),
-        print_config: bool = typer.Option(False, "--print-config", help="Print the resolved config and exit."),
+        overrides: list[str] = typer.Argument(
+            None, help="Dotted overrides, e.g. loss.clip_high=0.28 steps=200."
+        ),
+        print_config: bool = typer.Option(
+            False, "--print-config", help="Print the resolved config and exit."
+        ),
         judge_same_model: bool = typer.Option(
-            False, "--judge-same-model", help="Let the trained model judge its own work (judge items)."),
+            False, "--judge-same-model", help="Let the trained model judge its own work (judge items)."
+        ),
     ) -> None:
         """Train a policy with GRPO on groups of rollouts scored by the rubrics."""
         import yaml
@@ -42,13 +47,21 @@ def register(app: typer.Typer) -> None:
         cfg = load_config(config, [*(overrides or []), *extra])
         console = Console()
         if print_config:
-            console.print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="", highlight=False)
+            console.print(
+                yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="", highlight=False
+            )
             return
         from trainer.local import build_trainer
 
-        console.print(f"training {cfg.model.path or cfg.model.builder} for {cfg.steps} steps -> {cfg.output_dir}")
-        records = build_trainer(cfg).run(on_step=lambda r: console.print(_line(r), highlight=False, soft_wrap=True))
+        console.print(
+            f"training {cfg.model.path or cfg.model.builder} for {cfg.steps} steps -> {cfg.output_dir}"
+        )
+        records = build_trainer(cfg).run(
+            on_step=lambda r: console.print(_line(r), highlight=False, soft_wrap=True)
+        )
         last = records[-1] if records else {}
-        console.print(f"done: {len(records)} steps, last reward {last.get('reward_mean', 0):.3f}; "
-                      f"metrics {cfg.output_dir}/{cfg.logging.metrics_file}, checkpoints {cfg.checkpoint_dir}",
-                      soft_wrap=True)
+        console.print(
+            f"done: {len(records)} steps, last reward {last.get('reward_mean', 0):.3f}; "
+            f"metrics {cfg.output_dir}/{cfg.logging.metrics_file}, checkpoints {cfg.checkpoint_dir}",
+            soft_wrap=True,
+        )

@@ -33,8 +33,10 @@ HERE = Path(__file__).parent
 
 def _read_only(store: Store) -> None:
     """Make every connection of this (dashboard-private) engine refuse writes."""
-    statement = {"sqlite": "PRAGMA query_only = ON",
-                 "postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"}.get(store.engine.dialect.name)
+    statement = {
+        "sqlite": "PRAGMA query_only = ON",
+        "postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+    }.get(store.engine.dialect.name)
     if statement is None:
         return
 
@@ -69,12 +71,14 @@ def open_store(url: str | None) -> Store:
     _read_only(store)
     try:
         has_runs = inspect(store.engine).has_table("runs")
-    except Exception as exc:  # the driver's own error type varies by backend
+    except Exception as exc:  # noqa: BLE001 - the driver's own error type varies by backend
         store.close()
         raise StoreError(f"cannot open run store {store.url}: {exc}".splitlines()[0]) from None
     if not has_runs:
         store.close()
-        raise StoreError(f"run store {store.url} holds no runs yet: run `egym batch` first, or pass --store URL")
+        raise StoreError(
+            f"run store {store.url} holds no runs yet: run `egym batch` first, or pass --store URL"
+        )
     return store
 
 

@@ -19,10 +19,14 @@ class DashboardConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    store: str | None = Field(None, description="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db).")
+    store: str | None = Field(
+        None, description="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."
+    )
     tasks_dir: Path = Field(Path("tasks"), description="Task folders, for prompts and bands (optional).")
-    metrics: list[Path] = Field(default_factory=lambda: [Path("runs")],
-                                description="Training metrics JSONL files, or folders searched for *.jsonl.")
+    metrics: list[Path] = Field(
+        default_factory=lambda: [Path("runs")],
+        description="Training metrics JSONL files, or folders searched for *.jsonl.",
+    )
     per_page: int = Field(50, ge=1, le=1000, description="Rows per page in the run and rollout lists.")
 
 
@@ -38,7 +42,11 @@ class Context:
     def store_label(self) -> str:
         """The store's URL without its password (shown in the page header)."""
         url = make_url(self.store.url)
-        return url.database or "" if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+        return (
+            url.database or ""
+            if url.get_backend_name() == "sqlite"
+            else url.render_as_string(hide_password=True)
+        )
 
     def render(self, request: Request, name: str, status_code: int = 200, **context: object) -> Response:
         return self.templates.TemplateResponse(request, name, context, status_code=status_code)

@@ -79,7 +79,9 @@ def arguments(text: str) -> str:
             lines.append(f"{key}: {item}")
         else:
             compact = json.dumps(item, ensure_ascii=False)
-            lines.append(f"{key}: {compact if len(compact) <= 80 else json.dumps(item, ensure_ascii=False, indent=2)}")
+            lines.append(
+                f"{key}: {compact if len(compact) <= 80 else json.dumps(item, ensure_ascii=False, indent=2)}"
+            )
     return "\n".join(lines)
 
 
@@ -94,6 +96,12 @@ def first_line(text: str | None, width: int = 100) -> str:
 
 
 FILTERS = {
-    "pct": pct, "num": num, "points": points, "duration": duration, "when": when,
-    "pretty_json": pretty_json, "arguments": arguments, "first_line": first_line,
-}  # fmt: skip
+    "pct": pct,
+    "num": num,
+    "points": points,
+    "duration": duration,
+    "when": when,
+    "pretty_json": pretty_json,
+    "arguments": arguments,
+    "first_line": first_line,
+}

@@ -87,6 +87,9 @@ def find_metrics_files(roots: Sequence[Path]) -> list[Path]:
         if root.is_file():
             found.add(root.resolve())
         elif root.is_dir():
-            found.update(p.resolve() for p in root.rglob(METRICS_GLOB)
-                         if len(p.relative_to(root).parts) <= MAX_DEPTH and p.is_file())
+            found.update(
+                p.resolve()
+                for p in root.rglob(METRICS_GLOB)
+                if len(p.relative_to(root).parts) <= MAX_DEPTH and p.is_file()
+            )
     return sorted(found, key=lambda p: (-p.stat().st_mtime, str(p)))

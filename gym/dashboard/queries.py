@@ -150,9 +150,18 @@ N_STATS = len(_STATS_COLUMNS)
 
 def _stats(values: Sequence[Any]) -> Stats:
     total, done, failed, scored, passed, mean, secs, incomplete, complete, complete_passed = values
-    return Stats(total or 0, done or 0, failed or 0, scored or 0, passed or 0,
-                 None if mean is None else float(mean), None if secs is None else float(secs),
-                 incomplete or 0, complete or 0, complete_passed or 0)  # fmt: skip
+    return Stats(
+        total or 0,
+        done or 0,
+        failed or 0,
+        scored or 0,
+        passed or 0,
+        None if mean is None else float(mean),
+        None if secs is None else float(secs),
+        incomplete or 0,
+        complete or 0,
+        complete_passed or 0,
+    )
 
 
 def _offset(page: int, per_page: int) -> int:
@@ -170,19 +179,33 @@ def run_page(s: Session, page: int, per_page: int, *, kind: str | None = None) -
     """Runs, newest first, each with its aggregate stats (one grouped query for the whole page)."""
     where = [RunRow.kind == kind] if kind else []
     total = s.scalar(select(func.count()).select_from(RunRow).where(*where)) or 0
-    runs = list(s.scalars(select(RunRow).where(*where).order_by(RunRow.created_at.desc(), RunRow.id)
-                          .limit(per_page).offset(_offset(page, per_page))))  # fmt: skip
+    runs = list(
+        s.scalars(
+            select(RunRow)
+            .where(*where)
+            .order_by(RunRow.created_at.desc(), RunRow.id)
+            .limit(per_page)
+            .offset(_offset(page, per_page))
+        )
+    )
     rows = s.execute(
-        select(RolloutRow.run_id, *_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at))
+        select(
+            RolloutRow.run_id,
+            *_STATS_COLUMNS,
+            func.min(RolloutRow.started_at),
+            func.max(RolloutRow.finished_at),
+        )
         .where(RolloutRow.run_id.in_([r.id for r in runs]))
         .group_by(RolloutRow.run_id)
-    ).all()  # fmt: skip
+    ).all()
     by_run = {row[0]: row for row in rows}
     items = []
     for run in runs:
         row = by_run.get(run.id)
         stats = _stats(row[1 : N_STATS + 1]) if row else Stats()
-        items.append(RunSummary(run, stats, row[N_STATS + 1] if row else None, row[N_STATS + 2] if row else None))
+        items.append(
+            RunSummary(run, stats, row[N_STATS + 1] if row else None, row[N_STATS + 2] if row else None)
+        )
     return Page(items, page, per_page, total)
 
 
@@ -191,9 +214,10 @@ def run_summary(s: Session, run_id: str) -> RunSummary | None:
     if run is None:
         return None
     row = s.execute(
-        select(*_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at))
-        .where(RolloutRow.run_id == run_id)
-    ).one()  # fmt: skip
+        select(*_STATS_COLUMNS, func.min(RolloutRow.started_at), func.max(RolloutRow.finished_at)).where(
+            RolloutRow.run_id == run_id
+        )
+    ).one()
     return RunSummary(run, _stats(row[:N_STATS]), row[N_STATS], row[N_STATS + 1])
 
 
@@ -205,8 +229,9 @@ def task_table(s: Session, run_id: str | None = None) -> list[tuple[str, Stats]]
     return [(row[0], _stats(row[1:])) for row in s.execute(query)]
 
 
-def score_histogram(s: Session, *, run_id: str | None = None, task: str | None = None,
-                    bins: int = HISTOGRAM_BINS) -> tuple[list[int], list[float]]:
+def score_histogram(
+    s: Session, *, run_id: str | None = None, task: str | None = None, bins: int = HISTOGRAM_BINS
+) -> tuple[list[int], list[float]]:
     """Counts of done rollouts' rewards in `bins` equal bins over [0, 1] (1.0 falls in the last bin)."""
     edges = [i / bins for i in range(bins + 1)]
     bucket = case(*[(RolloutRow.reward < edges[i + 1], i) for i in range(bins - 1)], else_=bins - 1)
@@ -224,14 +249,32 @@ def score_histogram(s: Session, *, run_id: str | None = None, task: str | None =
 
 
 _LIST_COLUMNS = (
-    RolloutRow.id, RolloutRow.run_id, RolloutRow.task, RolloutRow.sample, RolloutRow.status,
-    RolloutRow.reward, RolloutRow.earned, RolloutRow.possible, RolloutRow.passed, RolloutRow.incomplete,
-    RolloutRow.seconds, RolloutRow.turns, RolloutRow.stop_reason, RolloutRow.error,
-)  # fmt: skip
+    RolloutRow.id,
+    RolloutRow.run_id,
+    RolloutRow.task,
+    RolloutRow.sample,
+    RolloutRow.status,
+    RolloutRow.reward,
+    RolloutRow.earned,
+    RolloutRow.possible,
+    RolloutRow.passed,
+    RolloutRow.incomplete,
+    RolloutRow.seconds,
+    RolloutRow.turns,
+    RolloutRow.stop_reason,
+    RolloutRow.error,
+)
 
 
-def rollout_page(s: Session, page: int, per_page: int, *, run_id: str | None = None,
-                 task: str | None = None, status: str | None = None) -> Page[Any]:
+def rollout_page(
+    s: Session,
+    page: int,
+    per_page: int,
+    *,
+    run_id: str | None = None,
+    task: str | None = None,
+    status: str | None = None,
+) -> Page[Any]:
     """Rollout rows without their trajectories, ordered by task and sample (run: newest first)."""
     filters = ((RolloutRow.run_id, run_id), (RolloutRow.task, task), (RolloutRow.status, status))
     where = [c == v for c, v in filters if v is not None]
@@ -239,8 +282,15 @@ def rollout_page(s: Session, page: int, per_page: int, *, run_id: str | None = N
     order = (RunRow.created_at.desc(), RolloutRow.task, RolloutRow.sample)
     # Sort and cut on the narrow key columns first, then read the page's rows: the score columns sit
     # after the trajectory JSON in each row, so reading them for every candidate would be slow.
-    ids = (select(RolloutRow.id).join(RunRow).where(*where).order_by(*order)
-           .limit(per_page).offset(_offset(page, per_page)).scalar_subquery())  # fmt: skip
+    ids = (
+        select(RolloutRow.id)
+        .join(RunRow)
+        .where(*where)
+        .order_by(*order)
+        .limit(per_page)
+        .offset(_offset(page, per_page))
+        .scalar_subquery()
+    )
     query = select(*_LIST_COLUMNS).join(RunRow).where(RolloutRow.id.in_(ids)).order_by(*order)
     return Page(list(s.execute(query)), page, per_page, total)
 
@@ -256,7 +306,7 @@ def task_history(s: Session, task: str) -> list[HistoryPoint]:
         .where(RolloutRow.task == task)
         .group_by(RunRow.id, RunRow.created_at, RunRow.policy, RunRow.model)
         .order_by(RunRow.created_at, RunRow.id)
-    ).all()  # fmt: skip
+    ).all()
     return [HistoryPoint(r[0], r[1], r[2], r[3], _stats(r[4:])) for r in rows]
 
 
@@ -264,15 +314,22 @@ def item_rates(s: Session, task: str, run_id: str | None = None) -> list[ItemRat
     """Each rubric item's pass rate over the task's done rollouts, most-failed first."""
     # `done` is tested inside the aggregates for the index reason given in score_histogram.
     query = (
-        select(ItemResultRow.item_id, func.max(ItemResultRow.description), func.max(ItemResultRow.section),
-               func.max(ItemResultRow.kind), func.max(ItemResultRow.points), _flag(_DONE),
-               _flag(_DONE & (ItemResultRow.status == "pass")), _flag(_DONE & (ItemResultRow.status == "error")),
-               func.min(ItemResultRow.position))
+        select(
+            ItemResultRow.item_id,
+            func.max(ItemResultRow.description),
+            func.max(ItemResultRow.section),
+            func.max(ItemResultRow.kind),
+            func.max(ItemResultRow.points),
+            _flag(_DONE),
+            _flag(_DONE & (ItemResultRow.status == "pass")),
+            _flag(_DONE & (ItemResultRow.status == "error")),
+            func.min(ItemResultRow.position),
+        )
         .join(RolloutRow, RolloutRow.id == ItemResultRow.rollout_id)
         .where(RolloutRow.task == task)
         .group_by(ItemResultRow.item_id)
         .having(_flag(_DONE) > 0)
-    )  # fmt: skip
+    )
     if run_id is not None:
         query = query.where(RolloutRow.run_id == run_id)
     rates = [(ItemRate(*row[:8]), row[8]) for row in s.execute(query)]
@@ -282,9 +339,13 @@ def item_rates(s: Session, task: str, run_id: str | None = None) -> list[ItemRat
 
 def runs_of_task(s: Session, task: str) -> list[tuple[str, str]]:
     """(run id, policy) of the runs that hold the task, newest first, for the run filter."""
-    rows = s.execute(select(RunRow.id, RunRow.policy).join(RolloutRow).where(RolloutRow.task == task)
-                     .group_by(RunRow.id, RunRow.policy, RunRow.created_at)
-                     .order_by(RunRow.created_at.desc()))  # fmt: skip
+    rows = s.execute(
+        select(RunRow.id, RunRow.policy)
+        .join(RolloutRow)
+        .where(RolloutRow.task == task)
+        .group_by(RunRow.id, RunRow.policy, RunRow.created_at)
+        .order_by(RunRow.created_at.desc())
+    )
     return [(r[0], r[1]) for r in rows]
 
 

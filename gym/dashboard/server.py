@@ -22,7 +22,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 class BackgroundServer:
     """`with BackgroundServer(app) as base_url:` serves `app` on 127.0.0.1 until the block ends."""
 
-    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int | None = None, start_timeout: float = 15):
+    def __init__(
+        self, app: Starlette, host: str = "127.0.0.1", port: int | None = None, start_timeout: float = 15
+    ):
         self.host, self.port = host, port or free_port(host)
         self.start_timeout = start_timeout
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=self.port, log_level="warning"))
@@ -47,6 +49,7 @@ class BackgroundServer:
         if self.thread.is_alive():
             self.thread.join(timeout=10)
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

@@ -93,18 +93,27 @@ def _fmt(v: float) -> str:
 
 def _svg(width: int, height: int, title: str, css: str) -> ET.Element:
     # width/height give the natural size; CSS (max-width: 100%, height: auto) shrinks it in narrow columns
-    svg = ET.Element("svg", {
-        "xmlns": "http://www.w3.org/2000/svg", "viewBox": f"0 0 {width} {height}",
-        "width": str(width), "height": str(height),
-        "class": f"chart {css}", "role": "img", "aria-label": title,
-    })
+    svg = ET.Element(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "viewBox": f"0 0 {width} {height}",
+            "width": str(width),
+            "height": str(height),
+            "class": f"chart {css}",
+            "role": "img",
+            "aria-label": title,
+        },
+    )
     ET.SubElement(svg, "title").text = title
     return svg
 
 
 def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: object) -> ET.Element:
     """SubElement taking Python values; `class_` and `data_x` become `class` and `data-x`."""
-    clean = {k.rstrip("_").replace("_", "-"): _fmt(v) if isinstance(v, float) else str(v) for k, v in attrs.items()}
+    clean = {
+        k.rstrip("_").replace("_", "-"): _fmt(v) if isinstance(v, float) else str(v) for k, v in attrs.items()
+    }
     el = ET.SubElement(parent, tag, clean)
     if text is not None:
         el.text = text
@@ -122,8 +131,15 @@ def _empty(width: int, height: int, title: str, css: str) -> Markup:
     return _markup(svg)
 
 
-def _axes(svg: ET.Element, frame: _Frame, x_ticks: Sequence[float], y_ticks: Sequence[float],
-          x_label: str, y_label: str, y_format: str = "{:g}") -> None:
+def _axes(
+    svg: ET.Element,
+    frame: _Frame,
+    x_ticks: Sequence[float],
+    y_ticks: Sequence[float],
+    x_label: str,
+    y_label: str,
+    y_format: str = "{:g}",
+) -> None:
     axes = _sub(svg, "g", class_="axes")
     for y in y_ticks:
         sy = frame.sy(y)
@@ -134,15 +150,37 @@ def _axes(svg: ET.Element, frame: _Frame, x_ticks: Sequence[float], y_ticks: Seq
         _sub(axes, "text", _fmt(x), x=frame.sx(x), y=base + 12, text_anchor="middle", class_="tick")
     _sub(axes, "line", x1=LEFT, x2=frame.width - RIGHT, y1=base, y2=base, class_="axis")
     if x_label:
-        _sub(axes, "text", x_label, x=(LEFT + frame.width - RIGHT) / 2, y=frame.height - 3,
-             text_anchor="middle", class_="label")
+        _sub(
+            axes,
+            "text",
+            x_label,
+            x=(LEFT + frame.width - RIGHT) / 2,
+            y=frame.height - 3,
+            text_anchor="middle",
+            class_="label",
+        )
     if y_label:
-        _sub(axes, "text", y_label, x=10, y=TOP + (base - TOP) / 2, text_anchor="middle", class_="label",
-             transform=f"rotate(-90 10 {_fmt(TOP + (base - TOP) / 2)})")
+        _sub(
+            axes,
+            "text",
+            y_label,
+            x=10,
+            y=TOP + (base - TOP) / 2,
+            text_anchor="middle",
+            class_="label",
+            transform=f"rotate(-90 10 {_fmt(TOP + (base - TOP) / 2)})",
+        )
 
 
-def histogram(counts: Sequence[int], edges: Sequence[float], *, title: str, x_label: str = "score",
-              width: int = 560, height: int = 220) -> Markup:
+def histogram(
+    counts: Sequence[int],
+    edges: Sequence[float],
+    *,
+    title: str,
+    x_label: str = "score",
+    width: int = 560,
+    height: int = 220,
+) -> Markup:
     """Bars for `counts[i]` values in [edges[i], edges[i+1]); `len(edges) == len(counts) + 1`."""
     if len(edges) != len(counts) + 1:
         raise ValueError(f"histogram needs len(edges) == len(counts) + 1, got {len(edges)} and {len(counts)}")
@@ -156,8 +194,18 @@ def histogram(counts: Sequence[int], edges: Sequence[float], *, title: str, x_la
     bars = _sub(svg, "g", class_="bars")
     for count, lo, hi in zip(counts, edges, edges[1:], strict=False):
         x, y = frame.sx(lo) + 1, frame.sy(count)
-        rect = _sub(bars, "rect", x=x, y=y, width=max(frame.sx(hi) - frame.sx(lo) - 2, 1),
-                    height=frame.sy(0) - y, class_="bar", data_count=count, data_lo=_fmt(lo), data_hi=_fmt(hi))
+        rect = _sub(
+            bars,
+            "rect",
+            x=x,
+            y=y,
+            width=max(frame.sx(hi) - frame.sx(lo) - 2, 1),
+            height=frame.sy(0) - y,
+            class_="bar",
+            data_count=count,
+            data_lo=_fmt(lo),
+            data_hi=_fmt(hi),
+        )
         _sub(rect, "title", f"{_fmt(lo)}–{_fmt(hi)}: {count}")
     return _markup(svg)
 
@@ -171,9 +219,17 @@ def _x_range(series: Sequence[Series]) -> tuple[float, float, bool]:
     return lo - pad, hi + pad, integral
 
 
-def line_chart(series: Sequence[Series], *, title: str, x_label: str = "", y_label: str = "",
-               y_range: tuple[float, float] | None = (0.0, 1.0), band: bool = True,
-               width: int = 560, height: int = 220) -> Markup:
+def line_chart(
+    series: Sequence[Series],
+    *,
+    title: str,
+    x_label: str = "",
+    y_label: str = "",
+    y_range: tuple[float, float] | None = (0.0, 1.0),
+    band: bool = True,
+    width: int = 560,
+    height: int = 220,
+) -> Markup:
     """One polyline per series; points with `lo`/`hi` get a whisker and, with `band`, the series a shaded band.
 
     A band suits a continuous curve (training steps); between separate runs use whiskers alone.
@@ -230,8 +286,16 @@ def _legend(svg: ET.Element, width: int, names: Sequence[str]) -> None:
         _sub(legend, "text", name, x=x + 14, y=y, class_="tick")
 
 
-def bar_chart(bars: Sequence[Bar], *, title: str, x_max: float = 1.0, percent: bool = True,
-              width: int = 900, label_width: int = 260, row: int = 18) -> Markup:
+def bar_chart(
+    bars: Sequence[Bar],
+    *,
+    title: str,
+    x_max: float = 1.0,
+    percent: bool = True,
+    width: int = 900,
+    label_width: int = 260,
+    row: int = 18,
+) -> Markup:
     """Horizontal bars, one row each, labelled on the left (long labels are cut, the tooltip keeps them)."""
     if not bars:
         return _empty(width, 60, title, "bar-chart")
@@ -244,9 +308,23 @@ def bar_chart(bars: Sequence[Bar], *, title: str, x_max: float = 1.0, percent: b
         text = bar.label if len(bar.label) <= 40 else bar.label[:39] + "…"
         holder = _sub(group, "a", href=bar.href) if bar.href else group
         _sub(holder, "text", text, x=label_width - 6, y=y + row * 0.65, text_anchor="end", class_="bar-label")
-        _sub(group, "rect", x=label_width, y=y + 2, width=max(bar.value, 0) * scale, height=row - 5, class_="bar")
+        _sub(
+            group,
+            "rect",
+            x=label_width,
+            y=y + 2,
+            width=max(bar.value, 0) * scale,
+            height=row - 5,
+            class_="bar",
+        )
         shown = f"{bar.value:.0%}" if percent else _fmt(bar.value)
-        _sub(group, "text", f"{shown} {bar.note}".strip(), x=label_width + max(bar.value, 0) * scale + 4,
-             y=y + row * 0.65, class_="tick")
+        _sub(
+            group,
+            "text",
+            f"{shown} {bar.note}".strip(),
+            x=label_width + max(bar.value, 0) * scale + 4,
+            y=y + row * 0.65,
+            class_="tick",
+        )
         _sub(group, "title", f"{bar.label}: {shown} {bar.note}".strip())
     return _markup(svg)

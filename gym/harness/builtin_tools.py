@@ -60,8 +60,10 @@ async def bash(env: ToolEnv, command: str, timeout: float | None = None) -> str:
     if result.timed_out:
         notes.append(f"[command timed out after {limit:g}s and was killed]")
     if result.restarted:
-        notes.append(f"[the shell exited or hung and was restarted in {result.cwd}: "
-                     "variables and functions from earlier commands are gone]")
+        notes.append(
+            f"[the shell exited or hung and was restarted in {result.cwd}: "
+            "variables and functions from earlier commands are gone]"
+        )
     if result.exit_code not in (0, None):
         notes.append(f"[exit code {result.exit_code}]")
     text = "\n".join([result.output.rstrip("\n") or "(no output)", *notes])
@@ -106,8 +108,9 @@ async def edit(env: ToolEnv, path: str, old_string: str, new_string: str, replac
         new_string: The text to put in its place.
         replace_all: Replace every occurrence instead of requiring a unique match.
     """
-    return await _remote(env, "edit", path=path, old_string=old_string, new_string=new_string,
-                         replace_all=replace_all)
+    return await _remote(
+        env, "edit", path=path, old_string=old_string, new_string=new_string, replace_all=replace_all
+    )
 
 
 @tool
@@ -122,8 +125,9 @@ async def glob(env: ToolEnv, pattern: str, path: str = ".") -> str:
 
 
 @tool
-async def grep(env: ToolEnv, pattern: str, path: str = ".", include: str | None = None,
-               ignore_case: bool = False) -> str:
+async def grep(
+    env: ToolEnv, pattern: str, path: str = ".", include: str | None = None, ignore_case: bool = False
+) -> str:
     """Search file contents with a regular expression (Python syntax); prints file:line:text.
 
     Args:
@@ -148,7 +152,9 @@ async def todo(env: ToolEnv, items: list[TodoItem]) -> str:
     marks = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
     lines = [f"{marks[item.status]} {item.content}" for item in env.todos]
     done = sum(item.status == "completed" for item in env.todos)
-    return "\n".join([f"Task list ({done}/{len(env.todos)} done):", *lines]) if lines else "Task list cleared."
+    return (
+        "\n".join([f"Task list ({done}/{len(env.todos)} done):", *lines]) if lines else "Task list cleared."
+    )
 
 
 BUILTIN_TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (bash, read, write, edit, glob, grep, todo)}

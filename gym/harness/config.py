@@ -26,13 +26,19 @@ class FaultConfig(_Strict):
 class ContextConfig(_Strict):
     """When and how the transcript is compacted to fit the model's window."""
 
-    window: int | None = Field(None, description="Model context window in tokens (default: the policy's, if any).")
+    window: int | None = Field(
+        None, description="Model context window in tokens (default: the policy's, if any)."
+    )
     reserve_tokens: int = Field(1024, ge=0, description="Tokens kept free for the model's reply.")
     keep_recent_turns: int = Field(4, ge=1, description="Latest assistant turns kept verbatim when possible.")
     summarizer: Literal["auto", "policy", "truncate"] = Field(
-        "auto", description="'policy': the policy writes the summary; 'truncate': deterministic; "
-                            "'auto': the policy when it can summarise, else truncate.")
-    trimmed_output_chars: int = Field(300, ge=0, description="Characters kept of an older tool output when trimmed.")
+        "auto",
+        description="'policy': the policy writes the summary; 'truncate': deterministic; "
+        "'auto': the policy when it can summarise, else truncate.",
+    )
+    trimmed_output_chars: int = Field(
+        300, ge=0, description="Characters kept of an older tool output when trimmed."
+    )
 
 
 class HarnessConfig(_Strict):
@@ -44,7 +50,8 @@ class HarnessConfig(_Strict):
     output_cap_chars: int = Field(30_000, ge=1000, description="Longest tool output shown to the model.")
     workdir: str = Field("/workspace", description="Where the shell starts.")
     mcp_servers: dict[str, list[str]] | None = Field(
-        None, description="Server name -> command; default: the servers of the task's apps.")
+        None, description="Server name -> command; default: the servers of the task's apps."
+    )
     context: ContextConfig = Field(default_factory=ContextConfig)
     faults: FaultConfig = Field(default_factory=FaultConfig)
 

@@ -46,7 +46,7 @@ class Fitted:
 def _split(messages: list[Message]) -> tuple[list[Message], Message | None, list[list[Message]]]:
     """(head, previous summary, turns): a turn is an assistant message and the tool results after it."""
     first_user = next((i for i, m in enumerate(messages) if m.role == "user"), 0)
-    head, rest = messages[:first_user + 1], messages[first_user + 1:]
+    head, rest = messages[: first_user + 1], messages[first_user + 1 :]
     summary = None
     if rest and rest[0].name == SUMMARY_NAME:
         summary, rest = rest[0], rest[1:]
@@ -64,7 +64,9 @@ def _trim(turn: list[Message], keep: int) -> list[Message]:
     for message in turn:
         if message.role == "tool" and len(message.content) > keep + 120:
             cut = len(message.content) - keep
-            message = message.model_copy(update={"content": message.content[:keep] + "\n" + TRIM_NOTE.format(n=cut)})
+            message = message.model_copy(
+                update={"content": message.content[:keep] + "\n" + TRIM_NOTE.format(n=cut)}
+            )
         out.append(message)
     return out
 
@@ -81,7 +83,7 @@ def _digest(previous: str, dropped: list[list[Message]]) -> str:
             outcome = _one_line(results.get(call.id, "(no result)"), 100)
             lines.append(f"- {call.name} {_one_line(call.arguments, 120)} -> {outcome}")
     if len(lines) > DIGEST_LINES:  # the first steps (orientation) and the latest ones matter most
-        head, tail = lines[:DIGEST_LINES // 4], lines[-(DIGEST_LINES - DIGEST_LINES // 4):]
+        head, tail = lines[: DIGEST_LINES // 4], lines[-(DIGEST_LINES - DIGEST_LINES // 4) :]
         lines = [*head, f"- (... {len(lines) - len(head) - len(tail)} steps omitted ...)", *tail]
     return "\n".join([DIGEST_HEADER, *lines])
 
@@ -97,8 +99,13 @@ def _summary_message(text: str) -> Message:
 
 
 class ContextManager:
-    def __init__(self, budget: int | None, counter: TokenCounter, config: ContextConfig,
-                 summarize: Summarizer | None = None):
+    def __init__(
+        self,
+        budget: int | None,
+        counter: TokenCounter,
+        config: ContextConfig,
+        summarize: Summarizer | None = None,
+    ):
         self.budget, self.counter, self.config, self.summarize = budget, counter, config, summarize
 
     async def fit(self, messages: list[Message], tools: list[dict[str, Any]]) -> Fitted:
@@ -125,7 +132,9 @@ class ContextManager:
                 continue
             trimmed = [_trim(t, keep_chars) for t in kept]
             if trimmed == kept:
-                raise ContextOverflow(f"context needs {tokens} tokens even after compaction; budget {self.budget}")
+                raise ContextOverflow(
+                    f"context needs {tokens} tokens even after compaction; budget {self.budget}"
+                )
             kept = trimmed
 
     def _drop(self, turns: list[list[Message]]) -> tuple[list[list[Message]], list[list[Message]]]:

@@ -24,18 +24,29 @@ class Fault:
 # What each app's wrapper reports when the real thing breaks.
 FAULTS: dict[str, tuple[Fault, ...]] = {
     "chat": (
-        Fault("chat.http_500", "Error: chat API request failed: HTTP 500 Internal Server Error "
-                               "({{\"id\": \"app.server.internal_error\", \"status_code\": 500}})"),
-        Fault("chat.http_429", "Error: chat API request failed: HTTP 429 Too Many Requests "
-                               "(rate limit exceeded); Retry-After: {retry_after}"),
+        Fault(
+            "chat.http_500",
+            "Error: chat API request failed: HTTP 500 Internal Server Error "
+            '({{"id": "app.server.internal_error", "status_code": 500}})',
+        ),
+        Fault(
+            "chat.http_429",
+            "Error: chat API request failed: HTTP 429 Too Many Requests "
+            "(rate limit exceeded); Retry-After: {retry_after}",
+        ),
     ),
     "office": (
-        Fault("office.timeout", "Error: LibreOffice did not respond within 30 s (soffice timed out); "
-                                "the document was not changed"),
+        Fault(
+            "office.timeout",
+            "Error: LibreOffice did not respond within 30 s (soffice timed out); "
+            "the document was not changed",
+        ),
     ),
     "db": (
-        Fault("db.lock_timeout", "Error: canceling statement due to lock timeout "
-                                 "(SQLSTATE 55P03: lock_not_available)"),
+        Fault(
+            "db.lock_timeout",
+            "Error: canceling statement due to lock timeout (SQLSTATE 55P03: lock_not_available)",
+        ),
     ),
 }
 GENERIC = (Fault("unavailable", "Error: {server} service temporarily unavailable; try again"),)

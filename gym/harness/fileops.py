@@ -63,7 +63,8 @@ class FileOps:
 
     async def _start(self) -> None:
         self._stdio = await anyio.to_thread.run_sync(
-            lambda: self.sandbox.open_stdio([*PYTHON, "-c", REMOTE_SOURCE]))
+            lambda: self.sandbox.open_stdio([*PYTHON, "-c", REMOTE_SOURCE])
+        )
         self._queue, self._buffer, self._ended = pump(self._stdio, "egym-fileops-reader"), b"", False
         hello = await self._reply(time.monotonic() + 30)
         if not hello or "pid" not in hello:
@@ -93,8 +94,8 @@ class FileOps:
             pid = self._pid
             with contextlib.suppress(SandboxError):
                 await anyio.to_thread.run_sync(
-                    lambda: self.sandbox.exec(["kill", "-9", str(pid)], timeout=10),
-                    abandon_on_cancel=True)
+                    lambda: self.sandbox.exec(["kill", "-9", str(pid)], timeout=10), abandon_on_cancel=True
+                )
         if self._stdio is not None:
             self._stdio.close()
         self._stdio, self._pid = None, None

@@ -43,7 +43,7 @@ def read(path, offset=1, limit=2000):
     start = max(offset, 1)
     if start > len(lines):
         raise Fail(f"offset {offset} is past the end of {path} ({len(lines)} lines)")
-    shown = lines[start - 1:start - 1 + limit]
+    shown = lines[start - 1 : start - 1 + limit]
     out = []
     for number, line in enumerate(shown, start):
         if len(line) > MAX_LINE:
@@ -74,13 +74,18 @@ def edit(path, old_string, new_string, replace_all=False):
     text = _read_text(path)
     count = text.count(old_string)
     if count == 0:
-        hint = " (it does match if whitespace is ignored: check indentation and line breaks)" \
-            if _squash(old_string) in _squash(text) else ""
+        hint = (
+            " (it does match if whitespace is ignored: check indentation and line breaks)"
+            if _squash(old_string) in _squash(text)
+            else ""
+        )
         raise Fail(f"old_string not found in {path}{hint}")
     if count > 1 and not replace_all:
         lines = _match_lines(text, old_string)
-        raise Fail(f"old_string occurs {count} times in {path} (at lines {', '.join(map(str, lines))}); "
-                   "include more surrounding text to make it unique, or set replace_all to true")
+        raise Fail(
+            f"old_string occurs {count} times in {path} (at lines {', '.join(map(str, lines))}); "
+            "include more surrounding text to make it unique, or set replace_all to true"
+        )
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text.replace(old_string, new_string))
     return f"Edited {path}: replaced {count if replace_all else 1} occurrence{'s' if count > 1 and replace_all else ''}"

@@ -33,23 +33,35 @@ def context_manager_for(policy: Policy, config: HarnessConfig) -> ContextManager
     counter = policy.count_tokens if counts else estimate_tokens
     window = settings.window or (policy.context_window if counts else None)
     budget = max(window - settings.reserve_tokens, 1) if window else None
-    use_policy = settings.summarizer == "policy" or (settings.summarizer == "auto" and isinstance(policy, Summarizes))
+    use_policy = settings.summarizer == "policy" or (
+        settings.summarizer == "auto" and isinstance(policy, Summarizes)
+    )
     summarize = policy.summarize if use_policy and isinstance(policy, Summarizes) else None
     return ContextManager(budget, counter, settings, summarize)
 
 
-async def run_episode(sandbox: Sandbox, task: Task, world: World, policy: Policy,
-                      config: HarnessConfig | None = None, *,
-                      on_step: Callable[[Step], None] | None = None) -> Trajectory:
+async def run_episode(
+    sandbox: Sandbox,
+    task: Task,
+    world: World,
+    policy: Policy,
+    config: HarnessConfig | None = None,
+    *,
+    on_step: Callable[[Step], None] | None = None,
+) -> Trajectory:
     """Run one episode of `task` in `sandbox` with `policy`; always returns a Trajectory.
 
     `on_step` sees each turn once its tool results are in (a live view); it cannot end the episode.
     """
     config = config or HarnessConfig()
     limits = config.limits_for(task)
-    trajectory = Trajectory(task=task.key, policy=policy.name, model=getattr(policy, "model", None),
-                            started_at=time.time(),
-                            meta={"limits": limits.model_dump(), "faults": config.faults.model_dump()})
+    trajectory = Trajectory(
+        task=task.key,
+        policy=policy.name,
+        model=getattr(policy, "model", None),
+        started_at=time.time(),
+        meta={"limits": limits.model_dump(), "faults": config.faults.model_dump()},
+    )
     started = time.monotonic()
     try:
         async with Toolbox.open(sandbox, task, config) as toolbox:
@@ -85,9 +97,20 @@ def _safe(on_step: Callable[[Step], None] | None) -> Callable[[Step], None]:
     return report
 
 
-async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, config: HarnessConfig,
-                 limits: Limits, trajectory: Trajectory, on_step: Callable[[Step], None]) -> None:
-    context = [Message(role="system", content=system_prompt(task, world)), Message(role="user", content=task.prompt)]
+async def _turns(
+    toolbox: Toolbox,
+    task: Task,
+    world: World,
+    policy: Policy,
+    config: HarnessConfig,
+    limits: Limits,
+    trajectory: Trajectory,
+    on_step: Callable[[Step], None],
+) -> None:
+    context = [
+        Message(role="system", content=system_prompt(task, world)),
+        Message(role="user", content=task.prompt),
+    ]
     trajectory.messages.extend(context)
     tools = toolbox.schemas()
     manager = context_manager_for(policy, config)
@@ -101,12 +124,23 @@ async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, con
         except asyncio.CancelledError:  # the time limit hit while the model was writing: keep what it wrote
             partial = await _cut_short(ask)
             if partial is not None:
-                trajectory.steps.append(Step(index=index, turn=partial, context_tokens=fitted.tokens,
-                                             policy_seconds=round(time.monotonic() - asked, 4)))
+                trajectory.steps.append(
+                    Step(
+                        index=index,
+                        turn=partial,
+                        context_tokens=fitted.tokens,
+                        policy_seconds=round(time.monotonic() - asked, 4),
+                    )
+                )
                 _append(context, trajectory, partial.message())
             raise
-        step = Step(index=index, turn=turn, policy_seconds=round(time.monotonic() - asked, 4),
-                    context_tokens=fitted.tokens, compacted=fitted.compacted)
+        step = Step(
+            index=index,
+            turn=turn,
+            policy_seconds=round(time.monotonic() - asked, 4),
+            context_tokens=fitted.tokens,
+            compacted=fitted.compacted,
+        )
         trajectory.steps.append(step)
         _append(context, trajectory, turn.message())
         # A truncated turn (cut at max tokens) is never the answer: the model gets another turn.
@@ -119,8 +153,11 @@ async def _turns(toolbox: Toolbox, task: Task, world: World, policy: Policy, con
                 result = await toolbox.call(call)
                 step.results.append(result)
                 step.tool_seconds = round(step.tool_seconds + result.seconds, 4)
-                _append(context, trajectory, Message(role="tool", content=result.output, tool_call_id=call.id,
-                                                     name=call.name))
+                _append(
+                    context,
+                    trajectory,
+                    Message(role="tool", content=result.output, tool_call_id=call.id, name=call.name),
+                )
         finally:  # also when a limit cuts the turn short: report what it did
             on_step(step)
     trajectory.stop_reason = "turn_limit"

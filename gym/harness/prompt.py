@@ -34,7 +34,11 @@ def system_prompt(task: Task, world: World) -> str:
     agent = world.agent
     apps = "\n".join(APP_LINES[app].format(chat_username=agent.chat_username) for app in task.apps)
     return TEMPLATE.format(
-        name=agent.name, title=agent.title, company=world.company, email=agent.email,
-        description=world.description.strip(), date=world.date.strftime("%A, %d %B %Y"),
+        name=agent.name,
+        title=agent.title,
+        company=world.company,
+        email=agent.email,
+        description=world.description.strip(),
+        date=world.date.strftime("%A, %d %B %Y"),
         apps=apps or "- (none for this task: use the files in /workspace)",
     )

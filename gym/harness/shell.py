@@ -109,7 +109,7 @@ class _Collector:
         head = bytes(self.head)
         cut = self.cut
         if cut or len(head) + len(tail) > self.cap:
-            head, tail = (head + tail[:self.head_cap - len(head)]), tail[self.head_cap - len(head):]
+            head, tail = (head + tail[: self.head_cap - len(head)]), tail[self.head_cap - len(head) :]
             keep = self.cap - self.head_cap
             cut += max(0, len(tail) - keep)
             tail = tail[-keep:] if keep else b""
@@ -133,17 +133,22 @@ class PersistentShell:
 
     async def _start(self) -> None:
         self._stdio = stdio = await anyio.to_thread.run_sync(
-            lambda: self.sandbox.open_stdio(["bash", "--noprofile", "--norc"]))
+            lambda: self.sandbox.open_stdio(["bash", "--noprofile", "--norc"])
+        )
         self._queue = pump(stdio, "egym-shell-reader")
         marker = f"__EGYM_{uuid.uuid4().hex}__"
-        setup = (f"exec 2>&1\ncd {_quote(self.cwd)} 2>/dev/null || cd /workspace\n"
-                 "export USER=$(id -un) LOGNAME=$(id -un) PAGER=cat GIT_PAGER=cat TERM=dumb\n"
-                 f"printf '\\n{marker} %s %s\\n' \"$$\" \"$PWD\"\n")
+        setup = (
+            f"exec 2>&1\ncd {_quote(self.cwd)} 2>/dev/null || cd /workspace\n"
+            "export USER=$(id -un) LOGNAME=$(id -un) PAGER=cat GIT_PAGER=cat TERM=dumb\n"
+            f'printf \'\\n{marker} %s %s\\n\' "$$" "$PWD"\n'
+        )
         stdio.write(setup.encode())
         collector = _Collector(4096, marker.encode())
         found, _ = await self._collect(collector, time.monotonic() + 30)
         if not found:
-            raise SandboxError(f"bash did not start in container {self.sandbox.id[:12]}: {collector.text()[-300:]}")
+            raise SandboxError(
+                f"bash did not start in container {self.sandbox.id[:12]}: {collector.text()[-300:]}"
+            )
         self._pid = int(found.group(1))
 
     async def _kill_shell(self) -> None:
@@ -161,8 +166,8 @@ class PersistentShell:
 
     async def _exec(self, script: str, *args: str) -> None:
         await anyio.to_thread.run_sync(
-            lambda: self.sandbox.exec(["bash", "-c", script, "_", *args], timeout=15),
-            abandon_on_cancel=True)
+            lambda: self.sandbox.exec(["bash", "-c", script, "_", *args], timeout=15), abandon_on_cancel=True
+        )
 
     # -- commands ----------------------------------------------------------------
 
@@ -174,8 +179,10 @@ class PersistentShell:
             started = time.monotonic()
             marker = f"__EGYM_{uuid.uuid4().hex}__"
             encoded = base64.b64encode(command.encode()).decode()
-            script = (f"__egym_cmd=$(printf %s {encoded} | base64 -d)\neval \"$__egym_cmd\" < /dev/null\n"
-                      f"printf '\\n{marker} %s %s\\n' \"$?\" \"$PWD\"\n")
+            script = (
+                f'__egym_cmd=$(printf %s {encoded} | base64 -d)\neval "$__egym_cmd" < /dev/null\n'
+                f'printf \'\\n{marker} %s %s\\n\' "$?" "$PWD"\n'
+            )
             collector = _Collector(self.output_cap, marker.encode())
             with contextlib.suppress(OSError):  # a dead shell shows up below as end of stream
                 self._stdio.write(script.encode())

@@ -42,8 +42,10 @@ class ToolSpec:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-tool schema."""
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Checked keyword arguments; raises ToolError with a model-readable message."""

@@ -52,8 +52,14 @@ def cap_output(text: str, cap: int) -> str:
 
 
 class Toolbox:
-    def __init__(self, env: ToolEnv, connections: dict[str, McpServerConnection], mcp_tools: dict[str, McpTool],
-                 injector: FaultInjector, output_cap: int):
+    def __init__(
+        self,
+        env: ToolEnv,
+        connections: dict[str, McpServerConnection],
+        mcp_tools: dict[str, McpTool],
+        injector: FaultInjector,
+        output_cap: int,
+    ):
         self.env, self.connections, self.mcp_tools = env, connections, mcp_tools
         self.injector, self.output_cap = injector, output_cap
 
@@ -63,8 +69,7 @@ class Toolbox:
         """Start the shell lazily and the MCP servers now (one after the other: each owns a task group)."""
         limits = config.limits_for(task)
         # The shell cuts first, leaving room for its notes, so its own note on what was cut survives.
-        shell = PersistentShell(sandbox, cwd=config.workdir,
-                                output_cap=config.output_cap_chars - 300)
+        shell = PersistentShell(sandbox, cwd=config.workdir, output_cap=config.output_cap_chars - 300)
         env = ToolEnv(sandbox, shell, FileOps(sandbox), limits.tool_timeout_s)
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(shell.close)
@@ -72,20 +77,33 @@ class Toolbox:
             connections, mcp_tools = {}, {}
             for server, cmd in servers_for(task, config).items():
                 # start-up may take longer than one call is allowed to (LibreOffice, a cold Python)
-                conn = McpServerConnection(sandbox, server, cmd,
-                                           timeout_s=max(STARTUP_TIMEOUT_S, limits.tool_timeout_s))
+                conn = McpServerConnection(
+                    sandbox, server, cmd, timeout_s=max(STARTUP_TIMEOUT_S, limits.tool_timeout_s)
+                )
                 connections[server] = await stack.enter_async_context(conn)
                 for item in await conn.list_tools():
                     name = f"{server}.{item.name}"
-                    mcp_tools[name] = McpTool(server, item.name, {"type": "function", "function": {
-                        "name": name, "description": item.description or "", "parameters": item.input_schema}})
+                    mcp_tools[name] = McpTool(
+                        server,
+                        item.name,
+                        {
+                            "type": "function",
+                            "function": {
+                                "name": name,
+                                "description": item.description or "",
+                                "parameters": item.input_schema,
+                            },
+                        },
+                    )
             yield cls(env, connections, mcp_tools, FaultInjector(config.faults), config.output_cap_chars)
 
     def names(self) -> list[str]:
         return [*BUILTIN_TOOLS, *self.mcp_tools]
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [spec.schema() for spec in BUILTIN_TOOLS.values()] + [t.schema for t in self.mcp_tools.values()]
+        return [spec.schema() for spec in BUILTIN_TOOLS.values()] + [
+            t.schema for t in self.mcp_tools.values()
+        ]
 
     async def call(self, call: ToolCall) -> ToolResult:
         """Execute one tool call. Every failure the model could cause or see comes back as an error result."""
@@ -95,12 +113,20 @@ class Toolbox:
             try:
                 arguments = call.parsed_arguments()
             except ValueError as exc:
-                raise ToolError(f"{exc}; the call was not run. Arguments received: {call.arguments[:300]}") from None
+                raise ToolError(
+                    f"{exc}; the call was not run. Arguments received: {call.arguments[:300]}"
+                ) from None
             output, is_error, fault = await self._dispatch(call.name, arguments)
         except ToolError as exc:
             output, is_error = f"Error: {exc}", True
-        return ToolResult(call_id=call.id, name=call.name, output=cap_output(output, self.output_cap),
-                          is_error=is_error, seconds=round(time.monotonic() - started, 4), fault=fault)
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            output=cap_output(output, self.output_cap),
+            is_error=is_error,
+            seconds=round(time.monotonic() - started, 4),
+            fault=fault,
+        )
 
     async def _dispatch(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool, str | None]:
         if name in BUILTIN_TOOLS:
@@ -110,10 +136,13 @@ class Toolbox:
             fault = self.injector.draw(target.server)
             if fault:
                 return fault.message, True, fault.name
-            outcome = await self.connections[target.server].call_tool(target.name, arguments,
-                                                                      timeout_s=self.env.tool_timeout_s)
+            outcome = await self.connections[target.server].call_tool(
+                target.name, arguments, timeout_s=self.env.tool_timeout_s
+            )
             text = outcome.text or (json.dumps(outcome.structured) if outcome.structured is not None else "")
             return text or "(no output)", outcome.is_error, None
         close = difflib.get_close_matches(name, self.names(), n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else f" Available tools: {', '.join(self.names())}."
+        hint = (
+            f" Did you mean {', '.join(close)}?" if close else f" Available tools: {', '.join(self.names())}."
+        )
         raise ToolError(f"unknown tool '{name}'.{hint}")

@@ -49,7 +49,9 @@ class Generation:
 
     token_ids: list[int]
     logprobs: list[float]
-    finish_reason: str  # "stop" (end token or stop string), "length" (max_new_tokens or the window), "cancelled"
+    finish_reason: (
+        str  # "stop" (end token or stop string), "length" (max_new_tokens or the window), "cancelled"
+    )
     prompt_tokens: int = 0
     cached_tokens: int = 0  # prompt tokens whose cache was reused instead of read again
 
@@ -67,20 +69,31 @@ class Request:
     cancelled: bool = False
 
     def result(self, finish_reason: str) -> Generation:
-        return Generation(list(self.generated), list(self.logprobs), finish_reason, len(self.prompt_ids),
-                          self.cached_tokens)
+        return Generation(
+            list(self.generated), list(self.logprobs), finish_reason, len(self.prompt_ids), self.cached_tokens
+        )
 
 
 class Engine:
-    def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 8, cache_bytes: int = 1536 << 20,
-                 threads: int | None = None, name: str | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_batch: int = 8,
+        cache_bytes: int = 1536 << 20,
+        threads: int | None = None,
+        name: str | None = None,
+    ):
         """`threads`: torch's intra-op threads for generation (default: see default_threads)."""
         import torch
 
         self.model, self.tokenizer = model, tokenizer
         self.name = name or getattr(model.config, "_name_or_path", None) or type(model).__name__
         self.max_batch, self.cache_bytes = max_batch, cache_bytes
-        self.threads = threads or default_threads()  # applied in the engine's own thread (OpenMP's is per thread)
+        self.threads = (
+            threads or default_threads()
+        )  # applied in the engine's own thread (OpenMP's is per thread)
         self.window = getattr(model.config, "max_position_embeddings", None) or 1 << 30
         self.end_ids = _end_ids(model, tokenizer)
         self.layers = model.config.get_text_config().num_hidden_layers
@@ -94,7 +107,13 @@ class Engine:
         self._prefixes: OrderedDict[tuple[int, ...], Any] = OrderedDict()  # tokens -> one-row cache, LRU
         self._prefix_bytes = 0
         self._closed = False
-        self.stats = {"requests": 0, "generated_tokens": 0, "prompt_tokens": 0, "cached_tokens": 0, "steps": 0}
+        self.stats = {
+            "requests": 0,
+            "generated_tokens": 0,
+            "prompt_tokens": 0,
+            "cached_tokens": 0,
+            "steps": 0,
+        }
         self._thread = threading.Thread(target=self._run, name=f"egym-engine-{self.name}", daemon=True)
         self._thread.start()
 
@@ -116,15 +135,23 @@ class Engine:
 
     # -- requests ----------------------------------------------------------------
 
-    def submit(self, prompt_ids: Sequence[int], params: SamplingParams, *, seed: int | None = None,
-               processor: LogitsProcessor | None = None) -> Request:
+    def submit(
+        self,
+        prompt_ids: Sequence[int],
+        params: SamplingParams,
+        *,
+        seed: int | None = None,
+        processor: LogitsProcessor | None = None,
+    ) -> Request:
         """Queue a completion; `request.future` resolves to a Generation."""
         if self._closed:
             raise PolicyError(f"the engine for {self.name} was closed")
         if not prompt_ids:
             raise PolicyError("empty prompt")
         if len(prompt_ids) >= self.window:
-            raise PolicyError(f"the prompt has {len(prompt_ids)} tokens; {self.name} reads at most {self.window}")
+            raise PolicyError(
+                f"the prompt has {len(prompt_ids)} tokens; {self.name} reads at most {self.window}"
+            )
         generator = self._torch.Generator().manual_seed(secrets.randbits(63) if seed is None else seed)
         request = Request(list(prompt_ids), params, generator, processor)
         self._inbox.put(request)
@@ -162,7 +189,7 @@ class Engine:
                 if self._rows:
                     with self.lock, self._torch.inference_mode():
                         self._step()
-            except Exception as exc:  # noqa: BLE001 - fail the requests in flight, keep serving others
+            except Exception as exc:
                 log.exception("engine step failed")
                 self._fail_all(PolicyError(f"{self.name}: generation failed: {type(exc).__name__}: {exc}"))
         self._fail_all(PolicyError(f"the engine for {self.name} was closed"))
@@ -188,7 +215,7 @@ class Engine:
             with self.lock, self._torch.inference_mode():
                 try:
                     self._prefill(group)
-                except Exception as exc:  # noqa: BLE001 - these requests fail, the batch goes on
+                except Exception as exc:
                     log.exception("prefill failed")
                     for request in group:
                         request.future.set_exception(PolicyError(f"{self.name}: {type(exc).__name__}: {exc}"))
@@ -202,11 +229,12 @@ class Engine:
         cache, start = self._reuse(prompt)
         logits = None
         for chunk_start in range(start, len(prompt), PREFILL_CHUNK):
-            chunk = prompt[chunk_start:chunk_start + PREFILL_CHUNK]
+            chunk = prompt[chunk_start : chunk_start + PREFILL_CHUNK]
             ids = torch.tensor([chunk], device=self.device)
             positions = torch.arange(chunk_start, chunk_start + len(chunk), device=self.device)[None]
-            out = self.model(input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=True,
-                             logits_to_keep=1)  # only the last position's logits are needed
+            out = self.model(
+                input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1
+            )  # only the last position's logits are needed
             logits = out.logits[:, -1]
         self._remember(tuple(prompt), cache)
         for request in group:
@@ -218,8 +246,12 @@ class Engine:
         mask = torch.ones((len(group), len(prompt)), dtype=torch.bool, device=self.device)
         if self._rows:  # join the batch: left-pad whichever is shorter
             width = max(kv.length(self._cache), len(prompt))
-            self._cache = kv.join([kv.left_pad(self._cache, width - kv.length(self._cache)),
-                                   kv.left_pad(rows, width - len(prompt))])
+            self._cache = kv.join(
+                [
+                    kv.left_pad(self._cache, width - kv.length(self._cache)),
+                    kv.left_pad(rows, width - len(prompt)),
+                ]
+            )
             self._mask = torch.cat([_pad_mask(self._mask, width), _pad_mask(mask, width)])
         else:
             self._cache, self._mask = rows, mask
@@ -250,18 +282,29 @@ class Engine:
             self._prefix_bytes -= kv.nbytes(self._prefixes.pop(tokens))
         self._prefixes[tokens] = kv.select(cache, [0])
         self._prefix_bytes += kv.nbytes(self._prefixes[tokens])
-        while len(self._prefixes) > 1 and (self._prefix_bytes > self.cache_bytes or
-                                           len(self._prefixes) > MAX_PREFIXES):
+        while len(self._prefixes) > 1 and (
+            self._prefix_bytes > self.cache_bytes or len(self._prefixes) > MAX_PREFIXES
+        ):
             self._prefix_bytes -= kv.nbytes(self._prefixes.popitem(last=False)[1])
 
     def _step(self) -> None:
         torch = self._torch
         rows = self._rows
         ids = torch.tensor([[r.generated[-1]] for r in rows], device=self.device)
-        positions = torch.tensor([[len(r.prompt_ids) + len(r.generated) - 1] for r in rows], device=self.device)
-        self._mask = torch.cat([self._mask, torch.ones((len(rows), 1), dtype=torch.bool, device=self.device)], 1)
-        out = self.model(input_ids=ids, attention_mask=self._mask.long(), position_ids=positions,
-                         past_key_values=self._cache, use_cache=True, logits_to_keep=1)
+        positions = torch.tensor(
+            [[len(r.prompt_ids) + len(r.generated) - 1] for r in rows], device=self.device
+        )
+        self._mask = torch.cat(
+            [self._mask, torch.ones((len(rows), 1), dtype=torch.bool, device=self.device)], 1
+        )
+        out = self.model(
+            input_ids=ids,
+            attention_mask=self._mask.long(),
+            position_ids=positions,
+            past_key_values=self._cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         self.stats["steps"] += 1
         self._accept(list(rows), out.logits[:, -1])
 
@@ -312,7 +355,7 @@ class Engine:
 
     def _hit_stop(self, request: Request) -> bool:
         longest = max(len(s) for s in request.params.stop)
-        tail = self.tokenizer.decode(request.generated[-(longest + 8):], skip_special_tokens=False)
+        tail = self.tokenizer.decode(request.generated[-(longest + 8) :], skip_special_tokens=False)
         return any(s in tail for s in request.params.stop)
 
     def _retire(self, finished: list[tuple[Request, str]], batch_index: dict[int, int]) -> None:
@@ -326,8 +369,10 @@ class Engine:
             width = kv.length(self._cache)
             if reason != "cancelled" and real == len(request.prompt_ids) + len(request.generated) - 1:
                 # the cache holds every token but the last sampled one
-                self._remember(tuple(request.prompt_ids + request.generated[:-1]),
-                               kv.select(self._cache, [row], width - real))
+                self._remember(
+                    tuple(request.prompt_ids + request.generated[:-1]),
+                    kv.select(self._cache, [row], width - real),
+                )
             if not request.future.done():
                 request.future.set_result(request.result(reason))
         keep = [i for i, r in enumerate(self._rows) if id(r) not in gone]
@@ -359,8 +404,9 @@ def _pad_mask(mask: Any, width: int) -> Any:
 
     if mask.shape[1] == width:
         return mask
-    return torch.cat([torch.zeros((mask.shape[0], width - mask.shape[1]), dtype=mask.dtype, device=mask.device),
-                      mask], 1)
+    return torch.cat(
+        [torch.zeros((mask.shape[0], width - mask.shape[1]), dtype=mask.dtype, device=mask.device), mask], 1
+    )
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
@@ -374,7 +420,10 @@ def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
 def _end_ids(model: Any, tokenizer: Any) -> set[int]:
     """Every token id that ends a completion (the tokenizer's EOS and the generation config's)."""
     ids: set[int] = set()
-    for value in (getattr(tokenizer, "eos_token_id", None), getattr(model.generation_config, "eos_token_id", None)):
+    for value in (
+        getattr(tokenizer, "eos_token_id", None),
+        getattr(model.generation_config, "eos_token_id", None),
+    ):
         if isinstance(value, int):
             ids.add(value)
         elif value:
@@ -388,8 +437,9 @@ def load_model(path: str, *, dtype: str = "float32") -> tuple[Any, Any]:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise PolicyError(f"local models need torch and transformers: {exc} (pip install 'enterprise-gym[train]')") \
-            from None
+        raise PolicyError(
+            f"local models need torch and transformers: {exc} (pip install 'enterprise-gym[train]')"
+        ) from None
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # a progress bar per load is noise in rollout and batch output

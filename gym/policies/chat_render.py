@@ -53,9 +53,14 @@ def template_messages(messages: list[Message]) -> list[dict[str, Any]]:
     for message in messages:
         item: dict[str, Any] = {"role": message.role, "content": message.content}
         if message.tool_calls:
-            item["tool_calls"] = [{"id": c.id, "type": "function",
-                                   "function": {"name": c.name, "arguments": _arguments(c.arguments)}}
-                                  for c in message.tool_calls]
+            item["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": _arguments(c.arguments)},
+                }
+                for c in message.tool_calls
+            ]
         if message.role == "tool":
             item["tool_call_id"] = message.tool_call_id
             item["name"] = message.name
@@ -69,7 +74,7 @@ def tools_in_prompt(messages: list[Message], tools: list[dict[str, Any]]) -> lis
     out: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
-            text = f"<tool_response name=\"{message.name}\">\n{message.content}\n</tool_response>"
+            text = f'<tool_response name="{message.name}">\n{message.content}\n</tool_response>'
             if out and out[-1]["role"] == "user" and out[-1].get("_results"):
                 out[-1]["content"] += "\n" + text
             else:
@@ -94,14 +99,22 @@ def render_tools(tools: list[dict[str, Any]]) -> str:
         function = tool["function"]
         params = function.get("parameters") or {}
         required = set(params.get("required") or [])
-        signature = ", ".join(f"{name}{'' if name in required else '?'}: {_type(spec)}"
-                              for name, spec in (params.get("properties") or {}).items())
+        signature = ", ".join(
+            f"{name}{'' if name in required else '?'}: {_type(spec)}"
+            for name, spec in (params.get("properties") or {}).items()
+        )
         description = (function.get("description") or "").strip().splitlines()
-        lines.append(f"- {function['name']}({signature}): {description[0] if description else ''}".rstrip(": "))
+        lines.append(
+            f"- {function['name']}({signature}): {description[0] if description else ''}".rstrip(": ")
+        )
     first = tools[0]["function"] if tools else {"name": "tool", "parameters": {}}
-    example = {"name": first["name"], "arguments": {k: "..." for k in (first.get("parameters") or {}).get(
-        "required", [])[:2]}}
-    return TOOLS_HEADER.format(open=CALL_OPEN, close=CALL_CLOSE, example=json.dumps(example)) + "\n".join(lines)
+    example = {
+        "name": first["name"],
+        "arguments": {k: "..." for k in (first.get("parameters") or {}).get("required", [])[:2]},
+    }
+    return TOOLS_HEADER.format(open=CALL_OPEN, close=CALL_CLOSE, example=json.dumps(example)) + "\n".join(
+        lines
+    )
 
 
 def _type(spec: dict[str, Any]) -> str:
@@ -118,18 +131,25 @@ def _arguments(raw: str) -> Any:
         return raw  # shown to the model as it wrote it
 
 
-def render_prompt_ids(tokenizer: Any, messages: list[Message], tools: list[dict[str, Any]],
-                      template_kwargs: dict[str, Any] | None = None) -> list[int]:
+def render_prompt_ids(
+    tokenizer: Any,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    template_kwargs: dict[str, Any] | None = None,
+) -> list[int]:
     if tools and not native_tools(tokenizer):
         if id(tokenizer) not in _warned:
             _warned.add(id(tokenizer))
-            log.warning("%s: the chat template cannot show tools; egym lists them in the system prompt",
-                        getattr(tokenizer, "name_or_path", "") or "this model")
+            log.warning(
+                "%s: the chat template cannot show tools; egym lists them in the system prompt",
+                getattr(tokenizer, "name_or_path", "") or "this model",
+            )
         rendered, tools = tools_in_prompt(messages, tools), []
     else:
         rendered = template_messages(messages)
-    text = tokenizer.apply_chat_template(rendered, tools=tools or None, tokenize=False,
-                                         add_generation_prompt=True, **(template_kwargs or {}))
+    text = tokenizer.apply_chat_template(
+        rendered, tools=tools or None, tokenize=False, add_generation_prompt=True, **(template_kwargs or {})
+    )
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
@@ -140,9 +160,15 @@ def stop_token_ids(tokenizer: Any, model_eos: int | list[int] | None = None) -> 
     return sorted(ids)
 
 
-def completion_turn(tokenizer: Any, prompt_ids: list[int], token_ids: list[int], logprobs: list[float],
-                    stop_ids: list[int], finish_reason: str | None = None,
-                    tool_names: list[str] | None = None) -> AssistantTurn:
+def completion_turn(
+    tokenizer: Any,
+    prompt_ids: list[int],
+    token_ids: list[int],
+    logprobs: list[float],
+    stop_ids: list[int],
+    finish_reason: str | None = None,
+    tool_names: list[str] | None = None,
+) -> AssistantTurn:
     """Decode the model's tokens (the stop token stays in token_ids: the model chose it) and parse tool calls.
 
     A completion cut by max_new_tokens ("length") or by the time limit ("cancelled") is `truncated`.
@@ -153,7 +179,13 @@ def completion_turn(tokenizer: Any, prompt_ids: list[int], token_ids: list[int],
     stopped = bool(token_ids) and token_ids[-1] in stop_ids
     reason = finish_reason or ("stop" if stopped else "length")
     return AssistantTurn(
-        content=content, tool_calls=calls, prompt_token_ids=list(prompt_ids), token_ids=list(token_ids),
-        logprobs=[float(x) for x in logprobs], prompt_tokens=len(prompt_ids), completion_tokens=len(token_ids),
-        finish_reason=reason, truncated=reason in ("length", "cancelled"),
+        content=content,
+        tool_calls=calls,
+        prompt_token_ids=list(prompt_ids),
+        token_ids=list(token_ids),
+        logprobs=[float(x) for x in logprobs],
+        prompt_tokens=len(prompt_ids),
+        completion_tokens=len(token_ids),
+        finish_reason=reason,
+        truncated=reason in ("length", "cancelled"),
     )

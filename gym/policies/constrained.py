@@ -30,16 +30,26 @@ def calls_schema(tools: list[dict[str, Any]], *, strict_arguments: bool = True) 
     options, definitions = [], {}
     for tool in tools:
         function = tool["function"]
-        arguments = dict((function.get("parameters") or {"type": "object"}) if strict_arguments else {"type": "object"})
+        arguments = dict(
+            (function.get("parameters") or {"type": "object"}) if strict_arguments else {"type": "object"}
+        )
         # `#/$defs/...` references must resolve from the root of this schema
         definitions.update({k: v for k, v in arguments.pop("$defs", {}).items() if k not in definitions})
         if strict_arguments and arguments.get("type") == "object":  # the tool would refuse unknown arguments
             arguments = {"additionalProperties": False, **arguments}
-        options.append({"type": "object", "properties": {"name": {"const": function["name"]}, "arguments": arguments},
-                        "required": ["name", "arguments"], "additionalProperties": False})
+        options.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": function["name"]}, "arguments": arguments},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
     call = {"anyOf": options}
-    schema = {"anyOf": [{"type": "array", "minItems": 1, "maxItems": MAX_CALLS, "items": call}, call],
-              "$defs": definitions}
+    schema = {
+        "anyOf": [{"type": "array", "minItems": 1, "maxItems": MAX_CALLS, "items": call}, call],
+        "$defs": definitions,
+    }
     return _bounded(schema)
 
 
@@ -72,13 +82,15 @@ def _grammar(tokenizer: Any, vocab_size: int, tools_json: str, required: bool) -
         schema = json.dumps(calls_schema(tools, strict_arguments=strict))
         try:
             if required:
-                grammar = xgr.Grammar.concat(xgr.Grammar.from_ebnf(f'root ::= "{CALL_OPEN}"'),
-                                             xgr.Grammar.from_json_schema(schema, any_whitespace=False),
-                                             xgr.Grammar.from_ebnf(f'root ::= "{CALL_CLOSE}"'))
+                grammar = xgr.Grammar.concat(
+                    xgr.Grammar.from_ebnf(f'root ::= "{CALL_OPEN}"'),
+                    xgr.Grammar.from_json_schema(schema, any_whitespace=False),
+                    xgr.Grammar.from_ebnf(f'root ::= "{CALL_CLOSE}"'),
+                )
                 return compiler.compile_grammar(grammar)
             tags = [xgr.StructuralTagItem(begin=CALL_OPEN, schema=schema, end=CALL_CLOSE)]
             return compiler.compile_structural_tag(tags, [CALL_OPEN])
-        except Exception:  # noqa: BLE001 - retried with looser argument schemas
+        except Exception:
             if not strict:
                 raise
     raise AssertionError("unreachable")
@@ -88,7 +100,11 @@ class ToolCallProcessor:
     """Masks the logits of one request so its tool calls follow the grammar (state: the tokens accepted so far)."""
 
     def __init__(self, tokenizer: Any, tools: list[dict[str, Any]], required: bool, end_ids: list[int]):
-        self.tokenizer, self.tools_json, self.required = tokenizer, json.dumps(tools, sort_keys=True), required
+        self.tokenizer, self.tools_json, self.required = (
+            tokenizer,
+            json.dumps(tools, sort_keys=True),
+            required,
+        )
         self.end_ids = end_ids
         self.matcher: Any = None
         self.bitmask: Any = None
@@ -105,10 +121,12 @@ class ToolCallProcessor:
             try:
                 compiled = _grammar(self.tokenizer, logits.shape[-1], self.tools_json, self.required)
             except ImportError as exc:
-                raise PolicyError(f"constrained decoding needs xgrammar: {exc} (pip install xgrammar)") from None
+                raise PolicyError(
+                    f"constrained decoding needs xgrammar: {exc} (pip install xgrammar)"
+                ) from None
             self.matcher = xgr.GrammarMatcher(compiled)
             self.bitmask = xgr.allocate_token_bitmask(1, logits.shape[-1])
-        for token in generated[self.accepted:]:
+        for token in generated[self.accepted :]:
             self.matcher.accept_token(token)
         self.accepted = len(generated)
         if self.matcher.is_terminated():
@@ -124,7 +142,7 @@ class ToolCallProcessor:
         if not tail.rstrip().endswith(CALL_CLOSE):
             return False
         text = self.tokenizer.decode(generated, skip_special_tokens=False).rstrip()
-        body = text[text.rfind(CALL_OPEN) + len(CALL_OPEN):-len(CALL_CLOSE)].strip()
+        body = text[text.rfind(CALL_OPEN) + len(CALL_OPEN) : -len(CALL_CLOSE)].strip()
         try:
             json.loads(body)
         except ValueError:
@@ -132,7 +150,8 @@ class ToolCallProcessor:
         return True
 
 
-def tool_call_processor(tokenizer: Any, tools: list[dict[str, Any]], end_ids: list[int], *,
-                        required: bool = False) -> ToolCallProcessor:
+def tool_call_processor(
+    tokenizer: Any, tools: list[dict[str, Any]], end_ids: list[int], *, required: bool = False
+) -> ToolCallProcessor:
     """A fresh processor for one turn (it keeps per-request state)."""
     return ToolCallProcessor(tokenizer, tools, required, end_ids)

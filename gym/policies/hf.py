@@ -27,11 +27,23 @@ from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_st
 class HFPolicy:
     name = "hf"
 
-    def __init__(self, model: Any = None, *, temperature: float | None = None, top_p: float | None = None,
-                 top_k: int = 0, max_new_tokens: int = 512, dtype: str = "float32", threads: int | None = None,
-                 seed: int | None = None, context_window: int | None = None, constrained: bool = False,
-                 tool_choice: Literal["auto", "first"] = "auto", logits_processor: Any = None,
-                 template_kwargs: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        top_k: int = 0,
+        max_new_tokens: int = 512,
+        dtype: str = "float32",
+        threads: int | None = None,
+        seed: int | None = None,
+        context_window: int | None = None,
+        constrained: bool = False,
+        tool_choice: Literal["auto", "first"] = "auto",
+        logits_processor: Any = None,
+        template_kwargs: dict[str, Any] | None = None,
+    ):
         """Sampling defaults to the model's generation_config, else temperature 0.7 and top_p 0.95.
 
         `seed`: each turn's randomness derives from it (reproducible episodes given the same tool outputs).
@@ -43,17 +55,24 @@ class HFPolicy:
         from gym.models.engine import Engine
         from gym.models.store import resolve_model
 
-        self.engine = model if isinstance(model, Engine) else Engine.shared(
-            str(resolve_model(model)), dtype=dtype, threads=threads)
+        self.engine = (
+            model
+            if isinstance(model, Engine)
+            else Engine.shared(str(resolve_model(model)), dtype=dtype, threads=threads)
+        )
         self.tokenizer = self.engine.tokenizer
         if not getattr(self.tokenizer, "chat_template", None):
-            raise PolicyError(f"hf policy: {self.engine.name} has no chat template; set tokenizer.chat_template")
+            raise PolicyError(
+                f"hf policy: {self.engine.name} has no chat template; set tokenizer.chat_template"
+            )
         self.model_name = self.engine.name
         defaults = self.engine.model.generation_config
         self.sampling = SamplingParams(
             temperature=temperature if temperature is not None else _default(defaults, "temperature", 0.7),
             top_p=top_p if top_p is not None else _default(defaults, "top_p", 0.95),
-            top_k=top_k, max_new_tokens=max_new_tokens)
+            top_k=top_k,
+            max_new_tokens=max_new_tokens,
+        )
         self.seed, self.turns = seed, 0
         self.context_window = context_window or self.engine.window
         self.template_kwargs = template_kwargs or {}
@@ -79,8 +98,11 @@ class HFPolicy:
 
             processor = tool_call_processor(self.tokenizer, tools, self.stop_ids, required=required)
         # Under a grammar the processor ends the turn after a call; otherwise stop at the closing tag.
-        stop = () if processor is not None and processor is not self.logits_processor else stop_strings(
-            self.tokenizer, tools)
+        stop = (
+            ()
+            if processor is not None and processor is not self.logits_processor
+            else stop_strings(self.tokenizer, tools)
+        )
         params = self.sampling.model_copy(update={"stop": stop})
         seed = None if self.seed is None else hash((self.seed, len(messages), self.turns)) & (2**63 - 1)
         self.turns += 1
@@ -91,9 +113,15 @@ class HFPolicy:
         except asyncio.CancelledError:  # the episode's time ran out: hand back what was written so far
             self.engine.stop(request)
             generation = await waiting
-        return completion_turn(self.tokenizer, prompt_ids, generation.token_ids, generation.logprobs,
-                               self.stop_ids, generation.finish_reason,
-                               tool_names=[t["function"]["name"] for t in tools])
+        return completion_turn(
+            self.tokenizer,
+            prompt_ids,
+            generation.token_ids,
+            generation.logprobs,
+            self.stop_ids,
+            generation.finish_reason,
+            tool_names=[t["function"]["name"] for t in tools],
+        )
 
 
 def _default(config: Any, key: str, fallback: float) -> float:

@@ -24,11 +24,15 @@ from core.errors import PolicyError
 from core.trajectory import AssistantTurn, Message, ToolCall, estimate_tokens
 from gym.policies.base import ContextLimitExceeded
 
-CONTEXT_ERRORS = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
+CONTEXT_ERRORS = re.compile(
+    r"context length|context window|maximum context|too many tokens|prompt is too long", re.I
+)
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")
-SUMMARY_PROMPT = ("You compress the earlier part of an agent's work session so it can continue with less context. "
-                  "Write a concise summary: what was asked, what was done (commands, files, records, messages), "
-                  "what was found (exact names, numbers, ids), and what remains. Plain text, no preamble.")
+SUMMARY_PROMPT = (
+    "You compress the earlier part of an agent's work session so it can continue with less context. "
+    "Write a concise summary: what was asked, what was done (commands, files, records, messages), "
+    "what was found (exact names, numbers, ids), and what remains. Plain text, no preamble."
+)
 
 
 def wire_name(name: str) -> str:
@@ -38,24 +42,44 @@ def wire_name(name: str) -> str:
 class OpenAIPolicy:
     name = "openai"
 
-    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
-                 temperature: float | None = None, top_p: float | None = None, max_tokens: int | None = None,
-                 timeout_s: float = 120.0, max_retries: int = 4, token_ids: bool = False,
-                 extra_body: dict[str, Any] | None = None, context_window: int | None = None,
-                 tool_choice: Literal["auto", "first", "required"] = "auto"):
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        token_ids: bool = False,
+        extra_body: dict[str, Any] | None = None,
+        context_window: int | None = None,
+        tool_choice: Literal["auto", "first", "required"] = "auto",
+    ):
         """`tool_choice`: "first" asks the server for a tool call on the first turn only ("required" always)."""
         self.model = model or os.environ.get("OPENAI_MODEL")
         if not self.model:
             raise PolicyError("openai policy: no model given; pass model=... or set OPENAI_MODEL")
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        self.client = openai.AsyncOpenAI(base_url=self.base_url, timeout=timeout_s, max_retries=max_retries,
-                                         api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY")
-        self.sampling = {k: v for k, v in {"temperature": temperature, "top_p": top_p,
-                                           "max_tokens": max_tokens}.items() if v is not None}
+        self.client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            timeout=timeout_s,
+            max_retries=max_retries,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+        )
+        self.sampling = {
+            k: v
+            for k, v in {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}.items()
+            if v is not None
+        }
         self.token_ids, self.extra_body = token_ids, dict(extra_body or {})
         self.context_window = context_window
         if tool_choice not in ("auto", "first", "required"):
-            raise PolicyError(f"openai policy: tool_choice must be auto, first or required, not {tool_choice!r}")
+            raise PolicyError(
+                f"openai policy: tool_choice must be auto, first or required, not {tool_choice!r}"
+            )
         self.tool_choice = tool_choice
 
     def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
@@ -63,11 +87,15 @@ class OpenAIPolicy:
 
     async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
         names = {wire_name(t["function"]["name"]): t["function"]["name"] for t in tools}
-        request: dict[str, Any] = {"model": self.model, "messages": [_wire_message(m) for m in messages],
-                                   **self.sampling}
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_wire_message(m) for m in messages],
+            **self.sampling,
+        }
         if tools:
-            request["tools"] = [{**t, "function": {**t["function"], "name": wire_name(t["function"]["name"])}}
-                                for t in tools]
+            request["tools"] = [
+                {**t, "function": {**t["function"], "name": wire_name(t["function"]["name"])}} for t in tools
+            ]
             first = not any(m.tool_calls for m in messages)
             if self.tool_choice == "required" or (self.tool_choice == "first" and first):
                 request["tool_choice"] = "required"
@@ -80,8 +108,14 @@ class OpenAIPolicy:
 
     async def summarize(self, messages: list[Message]) -> str:
         transcript = "\n\n".join(_as_text(m) for m in messages)
-        request = {"model": self.model, "messages": [{"role": "system", "content": SUMMARY_PROMPT},
-                                                     {"role": "user", "content": transcript}], **self.sampling}
+        request = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SUMMARY_PROMPT},
+                {"role": "user", "content": transcript},
+            ],
+            **self.sampling,
+        }
         response = await self._create(request, dict(self.extra_body))
         return response.choices[0].message.content or ""
 
@@ -90,11 +124,15 @@ class OpenAIPolicy:
             response = await self.client.chat.completions.create(**request, extra_body=extra or None)
         except openai.BadRequestError as exc:
             if CONTEXT_ERRORS.search(str(exc)):
-                raise ContextLimitExceeded(f"{self.base_url} ({self.model}): {exc}".replace("\n", " ")) from None
+                raise ContextLimitExceeded(
+                    f"{self.base_url} ({self.model}): {exc}".replace("\n", " ")
+                ) from None
             raise PolicyError(f"{self.base_url} ({self.model}) rejected the request: {exc}") from None
         except openai.APIError as exc:
-            raise PolicyError(f"{self.base_url} ({self.model}) failed after retries: {exc}; "
-                              "check the endpoint, key and model name") from None
+            raise PolicyError(
+                f"{self.base_url} ({self.model}) failed after retries: {exc}; "
+                "check the endpoint, key and model name"
+            ) from None
         if not response.choices:
             raise PolicyError(f"{self.base_url} ({self.model}) answered with no choices")
         return response
@@ -103,9 +141,14 @@ class OpenAIPolicy:
 def _wire_message(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "type": "function",
-                              "function": {"name": wire_name(c.name), "arguments": _valid_json(c.arguments)}}
-                             for c in message.tool_calls]
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": wire_name(c.name), "arguments": _valid_json(c.arguments)},
+            }
+            for c in message.tool_calls
+        ]
     if message.role == "tool":
         out["tool_call_id"] = message.tool_call_id
     return out
@@ -128,17 +171,24 @@ def _as_text(message: Message) -> str:
 def _turn(response: Any, names: dict[str, str]) -> AssistantTurn:
     choice = response.choices[0]
     message = choice.message
-    calls = [ToolCall(id=c.id, name=names.get(c.function.name, c.function.name),
-                      arguments=c.function.arguments or "")
-             for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+    calls = [
+        ToolCall(
+            id=c.id, name=names.get(c.function.name, c.function.name), arguments=c.function.arguments or ""
+        )
+        for c in (message.tool_calls or [])
+        if getattr(c, "function", None) is not None
+    ]
     data = response.model_dump()
     choice_data = data["choices"][0]
     logprobs, token_ids = _token_info(choice_data)
     usage = response.usage
     return AssistantTurn(
-        content=message.content or "", tool_calls=calls,
+        content=message.content or "",
+        tool_calls=calls,
         prompt_token_ids=data.get("prompt_token_ids") or choice_data.get("prompt_token_ids"),
-        token_ids=token_ids, logprobs=logprobs, finish_reason=choice.finish_reason,
+        token_ids=token_ids,
+        logprobs=logprobs,
+        finish_reason=choice.finish_reason,
         truncated=choice.finish_reason == "length",
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,

@@ -29,7 +29,9 @@ ID_PREFIX = "oracle-"
 
 class ToolStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tool: str = Field(description="Canonical tool name: `bash`, `read`, ..., or `server.tool` (`chat.post_message`).")
+    tool: str = Field(
+        description="Canonical tool name: `bash`, `read`, ..., or `server.tool` (`chat.post_message`)."
+    )
     args: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -53,7 +55,9 @@ def load_solution(path: str | Path) -> list[SolutionStep]:
         raise TaskError(f"{path}: invalid YAML: {exc}".replace("\n", " ")) from None
     except ValidationError as exc:
         step = exc.errors()[0]["loc"][0]
-        raise TaskError(f"{path}: step {step}: each step is {{tool: name, args: {{...}}}} or {{answer: text}}") from None
+        raise TaskError(
+            f"{path}: step {step}: each step is {{tool: name, args: {{...}}}} or {{answer: text}}"
+        ) from None
 
 
 class OraclePolicy:
@@ -61,8 +65,14 @@ class OraclePolicy:
     model = None
     per_task = True  # make_policy passes it the task
 
-    def __init__(self, task: Task | None = None, *, steps: list[SolutionStep] | None = None,
-                 solution_path: str | Path | None = None, strict: bool = False):
+    def __init__(
+        self,
+        task: Task | None = None,
+        *,
+        steps: list[SolutionStep] | None = None,
+        solution_path: str | Path | None = None,
+        strict: bool = False,
+    ):
         """`strict`: a tool error on one of its own steps ends the episode (an author checking a solution)."""
         if steps is None:
             if solution_path is None and task is None:
@@ -79,8 +89,10 @@ class OraclePolicy:
             return AssistantTurn(content=step.answer)
         offered = {t["function"]["name"] for t in tools}
         if step.tool not in offered:
-            raise PolicyError(f"solution step {position} calls '{step.tool}', which this episode does not offer "
-                              f"(offered: {', '.join(sorted(offered))})")
+            raise PolicyError(
+                f"solution step {position} calls '{step.tool}', which this episode does not offer "
+                f"(offered: {', '.join(sorted(offered))})"
+            )
         call = ToolCall(id=f"{ID_PREFIX}{position}", name=step.tool, arguments=json.dumps(step.args))
         return AssistantTurn(tool_calls=[call])
 
@@ -92,7 +104,7 @@ class OraclePolicy:
             if message.role == "assistant" and ids:
                 step = int(ids[-1].removeprefix(ID_PREFIX))
                 if self.strict:
-                    self._check(messages[index + 1:], ids[-1], step)
+                    self._check(messages[index + 1 :], ids[-1], step)
                 return step + 1
         return 0
 

@@ -44,8 +44,9 @@ class _Found:
     calls: list[tuple[str, str, str | None]]  # (name, arguments JSON text, error)
 
 
-def parse_tool_calls(text: str, id_prefix: str = "call",
-                     tool_names: Collection[str] | None = None) -> tuple[str, list[ToolCall]]:
+def parse_tool_calls(
+    text: str, id_prefix: str = "call", tool_names: Collection[str] | None = None
+) -> tuple[str, list[ToolCall]]:
     """(the text without its tool calls, the calls in order). `tool_names`: the offered tools, if known."""
     try:
         found = _find(text, set(tool_names or ()))
@@ -55,10 +56,12 @@ def parse_tool_calls(text: str, id_prefix: str = "call",
     for item in sorted(found, key=lambda f: f.start):
         if item.start < position:
             continue
-        kept.append(text[position:item.start])
+        kept.append(text[position : item.start])
         position = item.end
         for name, arguments, error in item.calls:
-            calls.append(ToolCall(id=f"{id_prefix}_{len(calls)}", name=name, arguments=arguments, error=error))
+            calls.append(
+                ToolCall(id=f"{id_prefix}_{len(calls)}", name=name, arguments=arguments, error=error)
+            )
     kept.append(text[position:])
     content = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
     return content, calls
@@ -73,8 +76,19 @@ def _find(text: str, names: set[str]) -> list[_Found]:
         if isinstance(value, dict):
             found.append(_Found(match.start(), end, [(match.group(1), json.dumps(value), None)]))
         else:
-            found.append(_Found(match.start(), len(text), [(match.group(1), text[match.end():].strip(),
-                                                            "the arguments after [ARGS] are not a JSON object")]))
+            found.append(
+                _Found(
+                    match.start(),
+                    len(text),
+                    [
+                        (
+                            match.group(1),
+                            text[match.end() :].strip(),
+                            "the arguments after [ARGS] are not a JSON object",
+                        )
+                    ],
+                )
+            )
     for match in MARKERS.finditer(text):  # [TOOL_CALLS] [...], <|python_tag|>{...}
         if _inside(match.start(), found):
             continue

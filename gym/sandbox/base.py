@@ -26,6 +26,7 @@ class StdioStream(Protocol):
     def read(self, max_bytes: int = 65536) -> bytes:
         """Blocks until bytes arrive; b"" at end of stream."""
         ...
+
     def close(self) -> None: ...
 
 
@@ -54,7 +55,9 @@ class Sandbox(Protocol):
 
     def write_file(self, path: str, data: bytes, *, user: str = "agent", mode: int = 0o644) -> None: ...
 
-    def open_stdio(self, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None) -> StdioStream: ...
+    def open_stdio(
+        self, cmd: list[str], *, user: str = "agent", env: dict[str, str] | None = None
+    ) -> StdioStream: ...
 
     def seal(self) -> str:
         """End the agent's episode: stop all its processes; agent commands are refused afterwards."""

@@ -92,8 +92,11 @@ class DockerSandbox:
                 memswap_limit=limits.memory,
                 nano_cpus=int(limits.cpus * 1e9),
                 hostname="workstation",
-                environment={"EGYM_APPS": ",".join(apps), "EGYM_AGENT_UID": str(agent_uid),
-                             "EGYM_AGENT_NPROC": str(limits.agent_pids)},
+                environment={
+                    "EGYM_APPS": ",".join(apps),
+                    "EGYM_AGENT_UID": str(agent_uid),
+                    "EGYM_AGENT_NPROC": str(limits.agent_pids),
+                },
                 labels={
                     LABEL: "1",
                     "egym.run": run_id,
@@ -102,7 +105,9 @@ class DockerSandbox:
                 },
             )
         except docker.errors.APIError as exc:
-            raise SandboxError(f"could not create a container from '{image}': {exc.explanation or exc}") from None
+            raise SandboxError(
+                f"could not create a container from '{image}': {exc.explanation or exc}"
+            ) from None
         sandbox = cls(container, run_id, rollout_id, agent_uid)
         try:
             if overlay:
@@ -177,7 +182,9 @@ class DockerSandbox:
         self.sealed = True
         result = self.exec(END_EPISODE, user="root", timeout=30)
         if not result.ok:
-            raise SandboxError(f"could not end the agent's episode in {self.id[:12]}: {result.output.strip()[-300:]}")
+            raise SandboxError(
+                f"could not end the agent's episode in {self.id[:12]}: {result.output.strip()[-300:]}"
+            )
         return result.output.strip()
 
     # -- commands ----------------------------------------------------------
@@ -226,14 +233,19 @@ class DockerSandbox:
         output = b"".join(kept).decode(errors="replace")
         return ExecResult(code if code is not None else -1, output, timed_out, seconds, truncated)
 
-    def open_stdio(self, cmd: list[str], *, user: str = AGENT, env: dict[str, str] | None = None) -> DockerStdio:
+    def open_stdio(
+        self, cmd: list[str], *, user: str = AGENT, env: dict[str, str] | None = None
+    ) -> DockerStdio:
         argv, cwd = self._command(cmd, user, None)
         try:
-            exec_id = self._api.exec_create(self.id, argv, user=user, workdir=cwd, environment=env,
-                                            stdin=True, stdout=True, stderr=True)
+            exec_id = self._api.exec_create(
+                self.id, argv, user=user, workdir=cwd, environment=env, stdin=True, stdout=True, stderr=True
+            )
             sock = self._api.exec_start(exec_id, socket=True)
         except docker.errors.APIError as exc:
-            raise SandboxError(f"could not start {shlex.join(cmd)} in {self.id[:12]}: {exc.explanation or exc}") from None
+            raise SandboxError(
+                f"could not start {shlex.join(cmd)} in {self.id[:12]}: {exc.explanation or exc}"
+            ) from None
         return DockerStdio(sock)
 
     # -- files ---------------------------------------------------------------

@@ -58,7 +58,9 @@ def world_image(world: World, base: str = DEFAULT_IMAGE) -> str:
     base_id = client().images.get(base).id
     apps = ",".join(sorted(world.apps))
     dockerfile = WORLD_DOCKERFILE.format(base=base_id, apps=apps, name=world.name).encode()
-    context = overlay_tar((world.initial_state, world.path), extra={"Dockerfile": dockerfile}, prefix="overlay/")
+    context = overlay_tar(
+        (world.initial_state, world.path), extra={"Dockerfile": dockerfile}, prefix="overlay/"
+    )
     digest = hashlib.sha256(context).hexdigest()[:12]
     tag = f"egym/world-{world.name}:{digest}"
     with _lock(f"world-{world.name}"):
@@ -68,7 +70,9 @@ def world_image(world: World, base: str = DEFAULT_IMAGE) -> str:
         except docker.errors.ImageNotFound:
             pass
         try:
-            client().images.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True)
+            client().images.build(
+                fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True, forcerm=True
+            )
         except docker.errors.BuildError as exc:
             raise SandboxError(f"world '{world.name}' ({world.path}): {_load_error(exc)}") from None
     return tag
@@ -104,8 +108,9 @@ def start_task_sandbox(
 
 
 @contextlib.contextmanager
-def task_sandbox(task: Task, *, run_id: str = "adhoc", rollout_id: str | None = None,
-                 world: World | None = None) -> Iterator[DockerSandbox]:
+def task_sandbox(
+    task: Task, *, run_id: str = "adhoc", rollout_id: str | None = None, world: World | None = None
+) -> Iterator[DockerSandbox]:
     """A started sandbox of `task`, removed on exit whatever happened inside."""
     sandbox = start_task_sandbox(task, world=world, run_id=run_id, rollout_id=rollout_id)
     try:

@@ -130,7 +130,8 @@ class LocalSandbox:
         if apps:
             raise SandboxError(
                 f"LocalSandbox cannot run the apps {', '.join(apps)}: it has no PostgreSQL, chat service or "
-                "LibreOffice (the egym/world image does); use DockerSandbox and mark the test @pytest.mark.docker")
+                "LibreOffice (the egym/world image does); use DockerSandbox and mark the test @pytest.mark.docker"
+            )
         root = Path(tempfile.mkdtemp(prefix="egym-local-")).resolve()
         sandbox = cls(root, run_id=run_id, rollout_id=rollout_id)
         try:
@@ -139,7 +140,7 @@ class LocalSandbox:
             sandbox._bin.mkdir(parents=True)
             for name in ("python3", "python"):  # the image's PATH starts with its venv's python
                 wrapper = sandbox._bin / name
-                wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+                wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
                 wrapper.chmod(0o755)
             if overlay:
                 sandbox._apply_overlay(overlay)
@@ -154,8 +155,10 @@ class LocalSandbox:
             for member in members:
                 name = member.name.removeprefix("./")
                 if member.isfile() and name.split("/", 1)[0] in ("sql", "chat"):
-                    raise SandboxError(f"LocalSandbox cannot apply the overlay's {name}: it has no PostgreSQL "
-                                       "or chat service; use DockerSandbox (@pytest.mark.docker)")
+                    raise SandboxError(
+                        f"LocalSandbox cannot apply the overlay's {name}: it has no PostgreSQL "
+                        "or chat service; use DockerSandbox (@pytest.mark.docker)"
+                    )
             workspace = []
             for member in members:
                 name = member.name.removeprefix("./")
@@ -201,7 +204,7 @@ class LocalSandbox:
         text = os.fspath(path)
         root = str(self.root)
         if text == root or text.startswith(root + "/"):
-            text = text[len(root):] or "/"
+            text = text[len(root) :] or "/"
         normal = posixpath.normpath("/" + text.lstrip("/"))  # "/../x" is "/x": nothing climbs out of root
         return self.root / normal.lstrip("/")
 
@@ -217,7 +220,7 @@ class LocalSandbox:
             raise SandboxError(f"sandbox {self.id} is closed")
         root = str(self.root)
         if cwd is not None and (cwd == root or cwd.startswith(root + "/")):
-            cwd = cwd[len(root):] or "/"  # back to a container path, so the privilege rules see what it is
+            cwd = cwd[len(root) :] or "/"  # back to a container path, so the privilege rules see what it is
         if user != AGENT:
             argv, cwd = privileged_command(cmd, cwd, user)
         else:
@@ -233,9 +236,17 @@ class LocalSandbox:
 
     def _env(self, user: str, extra: dict[str, str] | None) -> dict[str, str]:
         home = self.root / ("home/agent" if user == AGENT else "root")
-        env = {"PATH": f"{self._bin}:{BASE_PATH}", "HOME": str(home), "USER": user, "LOGNAME": user,
-               "SHELL": "/bin/bash", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": str(self.root / "tmp"),
-               "EGYM_SANDBOX_ROOT": str(self.root)}
+        env = {
+            "PATH": f"{self._bin}:{BASE_PATH}",
+            "HOME": str(home),
+            "USER": user,
+            "LOGNAME": user,
+            "SHELL": "/bin/bash",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "TMPDIR": str(self.root / "tmp"),
+            "EGYM_SANDBOX_ROOT": str(self.root),
+        }
         env.update(extra or {})
         env[MARKER] = self._tag(user)
         return env
@@ -243,7 +254,9 @@ class LocalSandbox:
     def _tag(self, user: str) -> str:
         return self.id if user == AGENT else f"{self.id}:{user}"
 
-    def _spawn(self, argv: list[str], cwd: Path, user: str, env: dict[str, str] | None, **pipes) -> subprocess.Popen:
+    def _spawn(
+        self, argv: list[str], cwd: Path, user: str, env: dict[str, str] | None, **pipes
+    ) -> subprocess.Popen:
         if not cwd.is_dir():
             raise NotADirectoryError(f"working directory {cwd} does not exist")
         proc = subprocess.Popen(argv, cwd=cwd, env=self._env(user, env), start_new_session=True, **pipes)
@@ -265,13 +278,21 @@ class LocalSandbox:
         argv, workdir = self._command(cmd, user, cwd)
         started = time.monotonic()
         try:
-            proc = self._spawn(argv, workdir, user, env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
+            proc = self._spawn(
+                argv,
+                workdir,
+                user,
+                env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
         except NotADirectoryError as exc:  # docker exec fails the same way: the runtime cannot chdir
             return ExecResult(126, f"{exc}\n", False, time.monotonic() - started)
         except (FileNotFoundError, PermissionError) as exc:
-            return ExecResult(127, f"{argv[0]}: cannot run: {exc.strerror or exc}\n", False,
-                              time.monotonic() - started)
+            return ExecResult(
+                127, f"{argv[0]}: cannot run: {exc.strerror or exc}\n", False, time.monotonic() - started
+            )
         kept: list[bytes] = []
         size, truncated = 0, False
         deadline = started + timeout
@@ -294,7 +315,9 @@ class LocalSandbox:
                 code = proc.wait(max(deadline - time.monotonic(), 0) if eof else 0)
             except subprocess.TimeoutExpired:
                 code, timed_out = self._terminate(proc), True
-                while select.select([fd], [], [], 0.2)[0] and (chunk := os.read(fd, 65536)):  # what it wrote last
+                while select.select([fd], [], [], 0.2)[0] and (
+                    chunk := os.read(fd, 65536)
+                ):  # what it wrote last
                     room = max_output - size
                     truncated = truncated or len(chunk) > room
                     if room > 0:
@@ -322,11 +345,21 @@ class LocalSandbox:
         proc.wait()
         return code
 
-    def open_stdio(self, cmd: list[str], *, user: str = AGENT, env: dict[str, str] | None = None) -> LocalStdio:
+    def open_stdio(
+        self, cmd: list[str], *, user: str = AGENT, env: dict[str, str] | None = None
+    ) -> LocalStdio:
         argv, workdir = self._command(cmd, user, None)
         try:
-            proc = self._spawn(argv, workdir, user, env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, bufsize=0)
+            proc = self._spawn(
+                argv,
+                workdir,
+                user,
+                env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+            )
         except OSError as exc:
             raise SandboxError(f"could not start {shlex.join(cmd)} in {self.id[:12]}: {exc}") from None
         return LocalStdio(proc)
@@ -443,7 +476,7 @@ class LocalStdio:
                 raise BrokenPipeError("the stream is closed")
             view = memoryview(data)
             while view:
-                view = view[os.write(self.proc.stdin.fileno(), view):]
+                view = view[os.write(self.proc.stdin.fileno(), view) :]
 
     def read(self, max_bytes: int = 65536) -> bytes:
         """Blocks until bytes arrive; b"" at end of stream."""

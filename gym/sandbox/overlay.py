@@ -52,7 +52,9 @@ def overlay_tar(
             if overlay.workspace:
                 root = base / overlay.workspace
                 if not root.is_dir():
-                    raise TaskError(f"{base}: initial_state.workspace: folder '{overlay.workspace}' not found")
+                    raise TaskError(
+                        f"{base}: initial_state.workspace: folder '{overlay.workspace}' not found"
+                    )
                 for src in sorted(root.rglob("*")):
                     rel = src.relative_to(root).as_posix()
                     if src.is_dir():

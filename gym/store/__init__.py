@@ -102,8 +102,16 @@ class Store:
         with self.session() as s:
             run = s.get(RunRow, run_id)
             if run is None:
-                run = RunRow(id=run_id, kind=kind, policy=policy, model=model, tasks=list(tasks),
-                             samples=samples, config=config or {}, status="running")  # fmt: skip
+                run = RunRow(
+                    id=run_id,
+                    kind=kind,
+                    policy=policy,
+                    model=model,
+                    tasks=list(tasks),
+                    samples=samples,
+                    config=config or {},
+                    status="running",
+                )
                 s.add(run)
             elif (run.policy, run.model) != (policy, model):
                 raise StoreError(
@@ -142,9 +150,13 @@ class Store:
     def run_stats(self, run_id: str) -> dict[str, Any]:
         """Counts per status, mean reward and pass rate over done, complete rollouts."""
         with self.session() as s:
-            counts = dict(s.execute(
-                select(RolloutRow.status, func.count()).where(RolloutRow.run_id == run_id).group_by(RolloutRow.status)
-            ).all())  # fmt: skip
+            counts = dict(
+                s.execute(
+                    select(RolloutRow.status, func.count())
+                    .where(RolloutRow.run_id == run_id)
+                    .group_by(RolloutRow.status)
+                ).all()
+            )
             mean, passed, scored, incomplete = s.execute(
                 select(
                     func.avg(RolloutRow.reward),
@@ -183,8 +195,13 @@ class Store:
     def requeue_stale(self, run_id: str) -> int:
         """`running` rollouts whose owner process is gone (a killed runner) go back to `pending`."""
         with self.session() as s:
-            stale = [r for r in s.scalars(select(RolloutRow).where(
-                RolloutRow.run_id == run_id, RolloutRow.status == "running")) if not (r.owner and owner_alive(r.owner))]  # fmt: skip
+            stale = [
+                r
+                for r in s.scalars(
+                    select(RolloutRow).where(RolloutRow.run_id == run_id, RolloutRow.status == "running")
+                )
+                if not (r.owner and owner_alive(r.owner))
+            ]
             for row in stale:
                 row.status, row.owner = "pending", None
         return len(stale)
@@ -217,7 +234,7 @@ class Store:
                     started_at=_now(),
                     error=None,
                     finished_at=None,
-                )  # fmt: skip
+                )
             )
             return result.rowcount == 1
 
@@ -267,10 +284,14 @@ class Store:
     def get_rollout(self, rollout_id: str) -> RolloutRow:
         """A rollout by id (or unique id prefix), with its items loaded."""
         with self.session() as s:
-            rows = list(s.scalars(
-                select(RolloutRow).options(selectinload(RolloutRow.items))
-                .where(RolloutRow.id.startswith(rollout_id, autoescape=True)).limit(2)
-            ))  # fmt: skip
+            rows = list(
+                s.scalars(
+                    select(RolloutRow)
+                    .options(selectinload(RolloutRow.items))
+                    .where(RolloutRow.id.startswith(rollout_id, autoescape=True))
+                    .limit(2)
+                )
+            )
         if len(rows) != 1:
             what = "no rollout" if not rows else "more than one rollout"
             raise StoreError(f"{what} matches '{rollout_id}' in {_redact(self.url)}: see `egym runs`")

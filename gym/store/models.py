@@ -87,7 +87,9 @@ class RolloutRow(Base):
     possible: Mapped[int | None] = mapped_column(Integer)
     incomplete: Mapped[bool | None] = mapped_column(Boolean)
     gated: Mapped[bool | None] = mapped_column(Boolean)
-    passed: Mapped[bool | None] = mapped_column(Boolean, doc="reward >= the task's pass_threshold; NULL when unknown (incomplete grade).")
+    passed: Mapped[bool | None] = mapped_column(
+        Boolean, doc="reward >= the task's pass_threshold; NULL when unknown (incomplete grade)."
+    )
     grade_meta: Mapped[dict[str, Any] | None] = mapped_column(JSON, doc="rubric_hash, grading seconds, meta.")
 
     run: Mapped[RunRow] = relationship(back_populates="rollouts")
@@ -156,7 +158,16 @@ class ItemResultRow(Base):
 
     def to_model(self) -> ItemResult:
         return ItemResult(
-            id=self.item_id, description=self.description, section=self.section, kind=self.kind,
-            points=self.points, gate=self.gate, status=self.status, earned=self.earned,
-            evidence=self.evidence, error=self.error, verdicts=self.verdicts, seconds=self.seconds,
-        )  # fmt: skip
+            id=self.item_id,
+            description=self.description,
+            section=self.section,
+            kind=self.kind,
+            points=self.points,
+            gate=self.gate,
+            status=self.status,
+            earned=self.earned,
+            evidence=self.evidence,
+            error=self.error,
+            verdicts=self.verdicts,
+            seconds=self.seconds,
+        )

@@ -56,7 +56,9 @@ class SeedChannel(_Strict):
     type: Literal["O", "P"] = Field("O", description="O = public, P = private.")
     purpose: str = ""
     header: str = ""
-    members: list[str] = Field(default_factory=list, description="Usernames; the first one creates the channel.")
+    members: list[str] = Field(
+        default_factory=list, description="Usernames; the first one creates the channel."
+    )
 
 
 class SeedReaction(_Strict):
@@ -72,7 +74,9 @@ class SeedFile(_Strict):
 class SeedReply(_Strict):
     user: str
     message: str
-    create_at: dt.datetime | int | None = Field(None, description="ISO 8601 or epoch ms; omitted = load time.")
+    create_at: dt.datetime | int | None = Field(
+        None, description="ISO 8601 or epoch ms; omitted = load time."
+    )
     reactions: list[SeedReaction] = Field(default_factory=list)
     files: list[SeedFile] = Field(default_factory=list)
 
@@ -95,7 +99,9 @@ class SeedPost(SeedReply):
 
 
 class ChatFile(_Strict):
-    agent_user: str | None = Field(None, description="Username the agent acts as; its token goes to chat.env.")
+    agent_user: str | None = Field(
+        None, description="Username the agent acts as; its token goes to chat.env."
+    )
     team: SeedTeam | None = None
     users: list[SeedUser] = Field(default_factory=list)
     channels: list[SeedChannel] = Field(default_factory=list)

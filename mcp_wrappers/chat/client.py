@@ -142,23 +142,34 @@ def read_env_file(path: Path) -> dict[str, str]:
         text = path.read_text()
     except OSError:
         return {}
-    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#"))
+    pairs = (
+        line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#")
+    )
     return {k.strip(): v.strip() for k, v in pairs}
 
 
 class MattermostClient:
-    def __init__(self, url: str = DEFAULT_URL, token: str | None = None, *, timeout_s: float = 15,
-                 http: httpx.Client | None = None):
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        token: str | None = None,
+        *,
+        timeout_s: float = 15,
+        http: httpx.Client | None = None,
+    ):
         self.url, self.token = url.rstrip("/"), token
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         # Certificates are loaded only for https (loading them costs ~80 ms per client).
-        self._http = http or httpx.Client(base_url=self.url + "/api/v4", timeout=timeout_s,
-                                          verify=self.url.startswith("https:"))
+        self._http = http or httpx.Client(
+            base_url=self.url + "/api/v4", timeout=timeout_s, verify=self.url.startswith("https:")
+        )
 
     @classmethod
     def for_agent(cls) -> MattermostClient:
         """Configured from MATTERMOST_URL / MATTERMOST_TOKEN, falling back to the agent's chat.env."""
-        env = read_env_file(AGENT_ENV_FILE) | {k: v for k, v in os.environ.items() if k.startswith("MATTERMOST_")}
+        env = read_env_file(AGENT_ENV_FILE) | {
+            k: v for k, v in os.environ.items() if k.startswith("MATTERMOST_")
+        }
         return cls(env.get("MATTERMOST_URL", DEFAULT_URL), env.get("MATTERMOST_TOKEN") or None)
 
     def with_token(self, token: str) -> MattermostClient:
@@ -225,7 +236,9 @@ class MattermostClient:
 
     def login(self, login_id: str, password: str) -> str:
         """A session token for the account."""
-        return self.request("POST", "/users/login", json={"login_id": login_id, "password": password}).headers["Token"]
+        return self.request(
+            "POST", "/users/login", json={"login_id": login_id, "password": password}
+        ).headers["Token"]
 
     def create_token(self, user_id: str, description: str) -> AccessToken:
         return AccessToken.model_validate(self.post(f"/users/{user_id}/tokens", {"description": description}))
@@ -245,7 +258,9 @@ class MattermostClient:
         return [Team.model_validate(t) for t in self.get(f"/users/{user_id}/teams")]
 
     def create_team(self, name: str, display_name: str, kind: str = "O") -> Team:
-        return Team.model_validate(self.post("/teams", {"name": name, "display_name": display_name, "type": kind}))
+        return Team.model_validate(
+            self.post("/teams", {"name": name, "display_name": display_name, "type": kind})
+        )
 
     def add_team_member(self, team_id: str, user_id: str) -> None:
         self.post(f"/teams/{team_id}/members", {"team_id": team_id, "user_id": user_id})
@@ -273,12 +288,28 @@ class MattermostClient:
         return [Channel.model_validate(c) for c in self._pages("/channels")]
 
     def search_channels(self, team_id: str, term: str) -> list[Channel]:
-        return [Channel.model_validate(c) for c in self.post(f"/teams/{team_id}/channels/search", {"term": term})]
+        return [
+            Channel.model_validate(c) for c in self.post(f"/teams/{team_id}/channels/search", {"term": term})
+        ]
 
-    def create_channel(self, team_id: str, name: str, display_name: str, kind: str = "O", *,
-                       purpose: str = "", header: str = "") -> Channel:
-        body = {"team_id": team_id, "name": name, "display_name": display_name, "type": kind,
-                "purpose": purpose, "header": header}
+    def create_channel(
+        self,
+        team_id: str,
+        name: str,
+        display_name: str,
+        kind: str = "O",
+        *,
+        purpose: str = "",
+        header: str = "",
+    ) -> Channel:
+        body = {
+            "team_id": team_id,
+            "name": name,
+            "display_name": display_name,
+            "type": kind,
+            "purpose": purpose,
+            "header": header,
+        }
         return Channel.model_validate(self.post("/channels", body))
 
     def direct_channel(self, user_a: str, user_b: str) -> Channel:
@@ -291,15 +322,24 @@ class MattermostClient:
         return [ChannelMember.model_validate(m) for m in self._pages(f"/channels/{channel_id}/members")]
 
     def add_channel_member(self, channel_id: str, user_id: str) -> ChannelMember:
-        return ChannelMember.model_validate(self.post(f"/channels/{channel_id}/members", {"user_id": user_id}))
+        return ChannelMember.model_validate(
+            self.post(f"/channels/{channel_id}/members", {"user_id": user_id})
+        )
 
     def remove_channel_member(self, channel_id: str, user_id: str) -> None:
         self.request("DELETE", f"/channels/{channel_id}/members/{user_id}")
 
     # -- posts, reactions, files ---------------------------------------------
 
-    def create_post(self, channel_id: str, message: str, *, root_id: str = "", file_ids: list[str] | None = None,
-                    create_at: int | None = None) -> Post:
+    def create_post(
+        self,
+        channel_id: str,
+        message: str,
+        *,
+        root_id: str = "",
+        file_ids: list[str] | None = None,
+        create_at: int | None = None,
+    ) -> Post:
         body: dict[str, Any] = {"channel_id": channel_id, "message": message, "root_id": root_id}
         if file_ids:
             body["file_ids"] = file_ids
@@ -313,8 +353,9 @@ class MattermostClient:
     def thread(self, post_id: str) -> PostList:
         return PostList.model_validate(self.get(f"/posts/{post_id}/thread"))
 
-    def channel_posts(self, channel_id: str, *, page: int = 0, per_page: int = 30, collapsed: bool = False,
-                      before: str = "") -> PostList:
+    def channel_posts(
+        self, channel_id: str, *, page: int = 0, per_page: int = 30, collapsed: bool = False, before: str = ""
+    ) -> PostList:
         params: dict[str, Any] = {"page": page, "per_page": per_page}
         if collapsed:
             params["collapsedThreads"] = "true"
@@ -340,7 +381,9 @@ class MattermostClient:
         return Reaction.model_validate(self.post("/reactions", body))
 
     def upload_file(self, channel_id: str, name: str, data: bytes) -> FileInfo:
-        response = self.request("POST", "/files", data={"channel_id": channel_id}, files={"files": (name, data)})
+        response = self.request(
+            "POST", "/files", data={"channel_id": channel_id}, files={"files": (name, data)}
+        )
         return FileInfo.model_validate(response.json()["file_infos"][0])
 
     def file_info(self, file_id: str) -> FileInfo:

@@ -61,8 +61,13 @@ def bootstrap_admin(url: str, token_file: Path) -> MattermostClient:
         return MattermostClient(url, token_file.read_text().strip())
     anonymous = MattermostClient(url)
     password = secrets.token_urlsafe(24)
-    user = anonymous.create_user(username=ADMIN_USERNAME, email="admin@example.com", password=password,
-                                 first_name="System", last_name="Admin")
+    user = anonymous.create_user(
+        username=ADMIN_USERNAME,
+        email="admin@example.com",
+        password=password,
+        first_name="System",
+        last_name="Admin",
+    )
     session = anonymous.with_token(anonymous.login(ADMIN_USERNAME, password))
     token = session.create_token(user.id, "egym: chat loader and grader snapshot")
     token_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -70,6 +75,8 @@ def bootstrap_admin(url: str, token_file: Path) -> MattermostClient:
     with os.fdopen(fd, "w") as fh:
         fh.write(token.token + "\n")
     return anonymous.with_token(token.token)
+
+
 # -- end of BOOTSTRAP ------------------------------------------------------------------------------
 
 
@@ -94,7 +101,9 @@ class Loader:
     def as_user(self, username: str) -> MattermostClient:
         """A client acting as `username` (a personal access token revoked when loading ends)."""
         if username not in self._clients:
-            token = self.admin.create_token(self.user(username).id, "egym: chat loader (revoked after loading)")
+            token = self.admin.create_token(
+                self.user(username).id, "egym: chat loader (revoked after loading)"
+            )
             self._clients[username] = (self.admin.with_token(token.token), token.id)
         return self._clients[username][0]
 
@@ -116,7 +125,9 @@ class Loader:
             return
         teams = self.admin.user_teams()
         if len(teams) != 1:
-            raise ValueError(f"the file names no team and the server has {len(teams)}; add `team: {{name: ...}}`")
+            raise ValueError(
+                f"the file names no team and the server has {len(teams)}; add `team: {{name: ...}}`"
+            )
         self.team = teams[0]
 
     def ensure_users(self) -> None:
@@ -127,9 +138,14 @@ class Loader:
                 if exc.status != 404:
                     raise
                 user = self.admin.create_user(
-                    username=spec.username, email=spec.email or f"{spec.username}@example.com",
-                    password=secrets.token_urlsafe(24), first_name=spec.first_name, last_name=spec.last_name,
-                    nickname=spec.nickname, position=spec.position)
+                    username=spec.username,
+                    email=spec.email or f"{spec.username}@example.com",
+                    password=secrets.token_urlsafe(24),
+                    first_name=spec.first_name,
+                    last_name=spec.last_name,
+                    nickname=spec.nickname,
+                    position=spec.position,
+                )
             self.users[spec.username] = user
             self.admin.add_team_member(self.team.id, user.id)
 
@@ -142,8 +158,9 @@ class Loader:
                 raise
             creator = self.as_user(spec.members[0]) if spec.members else self.admin
             display = spec.display_name or spec.name.replace("-", " ").title()
-            channel = creator.create_channel(self.team.id, spec.name, display, spec.type,
-                                             purpose=spec.purpose, header=spec.header)
+            channel = creator.create_channel(
+                self.team.id, spec.name, display, spec.type, purpose=spec.purpose, header=spec.header
+            )
         for member in members:
             self.admin.add_channel_member(channel.id, member.id)
         self.channels[spec.name] = channel
@@ -159,7 +176,9 @@ class Loader:
             except ApiError:
                 raise ValueError(f"post in unknown channel '{post.channel}'") from None
         elif post.user not in names or len(names) < 2:
-            raise ValueError(f"'{post.channel}': a direct message needs 2+ names, the author '{post.user}' among them")
+            raise ValueError(
+                f"'{post.channel}': a direct message needs 2+ names, the author '{post.user}' among them"
+            )
         elif len(names) == 2:
             channel = self.as_user(post.user).direct_channel(self.user(names[0]).id, self.user(names[1]).id)
         else:
@@ -170,8 +189,9 @@ class Loader:
     def write_post(self, spec: SeedReply, channel: Channel, root_id: str = "") -> None:
         author = self.as_user(spec.user)
         file_ids = [author.upload_file(channel.id, f.name, f.text.encode()).id for f in spec.files]
-        post = author.create_post(channel.id, spec.message, root_id=root_id, file_ids=file_ids,
-                                  create_at=spec.millis())
+        post = author.create_post(
+            channel.id, spec.message, root_id=root_id, file_ids=file_ids, create_at=spec.millis()
+        )
         for reaction in spec.reactions:
             self.as_user(reaction.user).add_reaction(self.user(reaction.user).id, post.id, reaction.emoji)
         if isinstance(spec, SeedPost):
@@ -181,7 +201,9 @@ class Loader:
     def write_posts(self) -> None:
         """Dated posts need their authors to be admins while they are written; roles are restored after."""
         dated = {p.user for post in self.chat.posts for p in (post, *post.replies) if p.create_at is not None}
-        restore = {name: self.user(name).roles for name in dated if "system_admin" not in self.user(name).roles}
+        restore = {
+            name: self.user(name).roles for name in dated if "system_admin" not in self.user(name).roles
+        }
         try:
             for name in restore:
                 self.admin.set_roles(self.user(name).id, ADMIN_ROLES)
@@ -226,17 +248,26 @@ def seed_file(path: Path, *, url: str, admin_token_file: Path, agent_env_file: P
     try:
         loader.run()
         if chat.agent_user:
-            write_agent_env(agent_env_file, {"MATTERMOST_URL": url, "MATTERMOST_TOKEN": loader.agent_token(),
-                                             "MATTERMOST_USERNAME": chat.agent_user,
-                                             "MATTERMOST_TEAM": loader.team.name})
+            write_agent_env(
+                agent_env_file,
+                {
+                    "MATTERMOST_URL": url,
+                    "MATTERMOST_TOKEN": loader.agent_token(),
+                    "MATTERMOST_USERNAME": chat.agent_user,
+                    "MATTERMOST_TEAM": loader.team.name,
+                },
+            )
     finally:
         loader.close()
-    return (f"{path.name}: {len(chat.users)} users, {len(chat.channels)} channels, {len(chat.posts)} posts"
-            + (f", agent {chat.agent_user}" if chat.agent_user else ""))
+    return f"{path.name}: {len(chat.users)} users, {len(chat.channels)} channels, {len(chat.posts)} posts" + (
+        f", agent {chat.agent_user}" if chat.agent_user else ""
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m mcp_wrappers.chat.load", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python3 -m mcp_wrappers.chat.load", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("files", nargs="+", type=Path, help="chat file (YAML or JSON), applied in order")
     parser.add_argument("--url", default=os.environ.get("MATTERMOST_URL", DEFAULT_URL))
     parser.add_argument("--admin-token-file", type=Path, default=ADMIN_TOKEN_FILE)
@@ -244,8 +275,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for path in args.files:
         try:
-            print(seed_file(path, url=args.url, admin_token_file=args.admin_token_file,
-                            agent_env_file=args.agent_env_file))
+            print(
+                seed_file(
+                    path,
+                    url=args.url,
+                    admin_token_file=args.admin_token_file,
+                    agent_env_file=args.agent_env_file,
+                )
+            )
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])

@@ -13,8 +13,10 @@ def when(ms: int) -> str:
 
 
 def post(session: ChatSession, item: Post, *, thread_hint: bool = True, where: str = "") -> str:
-    lines = [f"- [{when(item.create_at)}] {where}@{session.username(item.user_id)}: "
-             + item.message.replace("\n", "\n    ")]
+    lines = [
+        f"- [{when(item.create_at)}] {where}@{session.username(item.user_id)}: "
+        + item.message.replace("\n", "\n    ")
+    ]
     details = [f"post_id={item.id}"]
     if item.root_id and thread_hint:
         details.append(f"reply in thread {item.root_id}")
@@ -26,8 +28,10 @@ def post(session: ChatSession, item: Post, *, thread_hint: bool = True, where: s
     if item.files:
         details.append("files: " + ", ".join(f.name for f in item.files))
     if thread_hint and not item.root_id and item.reply_count:
-        details.append(f"thread: {item.reply_count} repl{'y' if item.reply_count == 1 else 'ies'} "
-                       f"(read_thread post_id={item.id})")
+        details.append(
+            f"thread: {item.reply_count} repl{'y' if item.reply_count == 1 else 'ies'} "
+            f"(read_thread post_id={item.id})"
+        )
     lines.append("    (" + " | ".join(details) + ")")
     return "\n".join(lines)
 
@@ -36,7 +40,7 @@ def channel(session: ChatSession, item: Channel, member: bool) -> str:
     kind = {"O": "public", "P": "private", "D": "direct message", "G": "group message"}[item.type]
     text = f"- {session.label(item)} ({kind}"
     if item.type in ("O", "P") and item.display_name:
-        text += f", \"{item.display_name}\""
+        text += f', "{item.display_name}"'
     text += ", member" if member else ", not a member: add_channel_member to join"
     text += ")"
     if item.purpose:
@@ -54,6 +58,12 @@ def user(item: User) -> str:
 
 
 def profile(item: User) -> str:
-    rows = [("username", "@" + item.username), ("name", item.full_name), ("nickname", item.nickname),
-            ("position", item.position), ("email", item.email), ("user_id", item.id)]
+    rows = [
+        ("username", "@" + item.username),
+        ("name", item.full_name),
+        ("nickname", item.nickname),
+        ("position", item.position),
+        ("email", item.email),
+        ("user_id", item.id),
+    ]
     return "\n".join(f"{k}: {v}" for k, v in rows if v) + ("\nstatus: deactivated" if item.delete_at else "")

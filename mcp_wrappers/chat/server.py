@@ -25,8 +25,10 @@ from mcp_wrappers.toolkit import READ_ONLY, make_server, run_stdio, tool_errors,
 log = logging.getLogger("egym.chat")
 WORKSPACE = Path("/workspace")
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-INSTRUCTIONS = ("Company chat (Mattermost). Channels are named like #finance; '@username' means a direct "
-                "message. Read before you write: read_channel, read_thread, search_messages.")
+INSTRUCTIONS = (
+    "Company chat (Mattermost). Channels are named like #finance; '@username' means a direct "
+    "message. Read before you write: read_channel, read_thread, search_messages."
+)
 _session: ChatSession | None = None
 
 
@@ -50,29 +52,42 @@ def explain(exc: ApiError) -> str:
 tool = tool_errors(ApiError, log, explain)  # API failures come back as tool errors the model can read
 
 
-ChannelRef = Annotated[str, Field(description="Channel name like 'finance' or '#finance', or '@username' for a "
-                                              "direct message.")]
-PostId = Annotated[str, Field(description="A post id as shown by read_channel / search_messages, "
-                                          "e.g. 'k3x9q1...' (26 characters).")]
+ChannelRef = Annotated[
+    str, Field(description="Channel name like 'finance' or '#finance', or '@username' for a direct message.")
+]
+PostId = Annotated[
+    str,
+    Field(
+        description="A post id as shown by read_channel / search_messages, e.g. 'k3x9q1...' (26 characters)."
+    ),
+]
 
 
 @tool
-def list_channels(query: Annotated[str, Field(description="Optional filter on name, display name or "
-                                                         "purpose, e.g. 'fin'.")] = "") -> str:
+def list_channels(
+    query: Annotated[
+        str, Field(description="Optional filter on name, display name or purpose, e.g. 'fin'.")
+    ] = "",
+) -> str:
     """List the chat channels you can see: your channels, your direct messages and public channels you could
     join. Example: list_channels(query="budget")."""
     s = session()
     mine = s.my_channel_ids()
     wanted = query.strip().lstrip("#~").lower()
-    rows = [render.channel(s, c, c.id in mine) for c in s.visible_channels()
-            if not wanted or wanted in f"{c.name} {c.display_name} {c.purpose}".lower() or wanted in s.label(c)]
+    rows = [
+        render.channel(s, c, c.id in mine)
+        for c in s.visible_channels()
+        if not wanted or wanted in f"{c.name} {c.display_name} {c.purpose}".lower() or wanted in s.label(c)
+    ]
     return "\n".join(rows) if rows else f"No channel matches '{query}'."
 
 
 @tool
-def read_channel(channel: ChannelRef,
-                 limit: Annotated[int, Field(ge=1, le=100, description="Messages per page.")] = 20,
-                 page: Annotated[int, Field(ge=0, description="0 = newest page, 1 = the page before, ...")] = 0) -> str:
+def read_channel(
+    channel: ChannelRef,
+    limit: Annotated[int, Field(ge=1, le=100, description="Messages per page.")] = 20,
+    page: Annotated[int, Field(ge=0, description="0 = newest page, 1 = the page before, ...")] = 0,
+) -> str:
     """Read a channel's messages, newest first. Replies are folded into threads: a message with
     'thread: N replies' has a conversation you can open with read_thread. Example:
     read_channel(channel="finance", limit=10)."""
@@ -83,7 +98,7 @@ def read_channel(channel: ChannelRef,
     if not items:
         return f"{s.label(target)}: no messages" + (" on this page." if page else ".")
     head = f"{s.label(target)}, page {page}, newest first ({len(items)} messages):"
-    tail = f"\nOlder messages: read_channel(channel=\"{channel}\", page={page + 1})" if posts.has_next else ""
+    tail = f'\nOlder messages: read_channel(channel="{channel}", page={page + 1})' if posts.has_next else ""
     return head + "\n" + "\n".join(render.post(s, p) for p in items) + tail
 
 
@@ -96,7 +111,8 @@ def read_thread(post_id: PostId) -> str:
     items = sorted(thread.ordered(), key=lambda p: (p.create_at, p.id))
     where = s.label(s.client.channel(items[0].channel_id)) if items else "?"
     return f"Thread in {where} ({len(items)} messages, oldest first):\n" + "\n".join(
-        render.post(s, p, thread_hint=False) for p in items)
+        render.post(s, p, thread_hint=False) for p in items
+    )
 
 
 def _post(channel_ref: str, message: str, root_id: str = "", file_ids: list[str] | None = None) -> str:
@@ -106,8 +122,10 @@ def _post(channel_ref: str, message: str, root_id: str = "", file_ids: list[str]
         created = s.client.create_post(target.id, message, root_id=root_id, file_ids=file_ids)
     except ApiError as exc:
         if exc.status == 403 and target.type == "O":
-            raise ToolError(f"{explain(exc)} You are not a member of {s.label(target)}; join first with "
-                            f"add_channel_member(channel=\"{target.name}\", username=\"{s.me.username}\").") from None
+            raise ToolError(
+                f"{explain(exc)} You are not a member of {s.label(target)}; join first with "
+                f'add_channel_member(channel="{target.name}", username="{s.me.username}").'
+            ) from None
         raise
     where = f"thread {root_id} in {s.label(target)}" if root_id else s.label(target)
     return f"Posted to {where} (post_id={created.id})."
@@ -134,8 +152,10 @@ def reply_in_thread(post_id: PostId, message: Annotated[str, Field(description="
 
 
 @tool
-def send_direct_message(username: Annotated[str, Field(description="Recipient, e.g. 'raj.patel'.")],
-                        message: Annotated[str, Field(description="Markdown text.")]) -> str:
+def send_direct_message(
+    username: Annotated[str, Field(description="Recipient, e.g. 'raj.patel'.")],
+    message: Annotated[str, Field(description="Markdown text.")],
+) -> str:
     """Send a direct (private) message to one person. Example:
     send_direct_message(username="raj.patel", message="Can you approve the PO?")."""
     if not message.strip():
@@ -144,9 +164,10 @@ def send_direct_message(username: Annotated[str, Field(description="Recipient, e
 
 
 @tool
-def add_reaction(post_id: PostId,
-                 emoji: Annotated[str, Field(description="Emoji name, e.g. 'thumbsup', 'white_check_mark', 'eyes'.")]
-                 ) -> str:
+def add_reaction(
+    post_id: PostId,
+    emoji: Annotated[str, Field(description="Emoji name, e.g. 'thumbsup', 'white_check_mark', 'eyes'.")],
+) -> str:
     """React to a message with an emoji. Example: add_reaction(post_id="k3x9q1...", emoji="thumbsup")."""
     s = session()
     name = emoji.strip().strip(":")
@@ -155,12 +176,19 @@ def add_reaction(post_id: PostId,
 
 
 @tool
-def search_messages(query: Annotated[str, Field(description="Words to find; \"quoted phrase\" for exact text. "
-                                                          "Also accepts from:user, in:channel, after:/before:/on:"
-                                                          "YYYY-MM-DD.")],
-                    channel: Annotated[str, Field(description="Optional channel name to search in.")] = "",
-                    from_user: Annotated[str, Field(description="Optional author username.")] = "",
-                    limit: Annotated[int, Field(ge=1, le=100, description="Most messages to return.")] = 20) -> str:
+def search_messages(
+    query: Annotated[
+        str,
+        Field(
+            description='Words to find; "quoted phrase" for exact text. '
+            "Also accepts from:user, in:channel, after:/before:/on:"
+            "YYYY-MM-DD."
+        ),
+    ],
+    channel: Annotated[str, Field(description="Optional channel name to search in.")] = "",
+    from_user: Annotated[str, Field(description="Optional author username.")] = "",
+    limit: Annotated[int, Field(ge=1, le=100, description="Most messages to return.")] = 20,
+) -> str:
     """Search messages in the channels you belong to, newest first. Example:
     search_messages(query="invoice overdue", channel="finance") or search_messages(query="after:2024-03-01 budget")."""
     s = session()
@@ -179,18 +207,23 @@ def search_messages(query: Annotated[str, Field(description="Words to find; \"qu
         if p.channel_id not in labels:
             labels[p.channel_id] = s.label(s.client.channel(p.channel_id))
     return f"{len(found)} messages match '{terms}' (newest first):\n" + "\n".join(
-        render.post(s, p, where=f"{labels[p.channel_id]} ") for p in found)
+        render.post(s, p, where=f"{labels[p.channel_id]} ") for p in found
+    )
 
 
 @tool
-def get_user(username: Annotated[str, Field(description="Username like 'raj.patel' (or a full name).")]) -> str:
+def get_user(
+    username: Annotated[str, Field(description="Username like 'raj.patel' (or a full name).")],
+) -> str:
     """Look up a person's profile: full name, position, email. Example: get_user(username="raj.patel")."""
     return render.profile(session().find_user(username))
 
 
 @tool
-def list_users(query: Annotated[str, Field(description="Optional filter on username, name or email.")] = "",
-               channel: Annotated[str, Field(description="Optional: only members of this channel.")] = "") -> str:
+def list_users(
+    query: Annotated[str, Field(description="Optional filter on username, name or email.")] = "",
+    channel: Annotated[str, Field(description="Optional: only members of this channel.")] = "",
+) -> str:
     """List people in the workspace (or the members of one channel). Example: list_users(channel="finance")
     or list_users(query="lee")."""
     s = session()
@@ -204,24 +237,33 @@ def list_users(query: Annotated[str, Field(description="Optional filter on usern
 
 
 @tool
-def create_channel(name: Annotated[str, Field(description="Handle: lowercase letters, digits, '-', e.g. "
-                                                         "'q3-audit'.")],
-                   display_name: Annotated[str, Field(description="Shown name, e.g. 'Q3 Audit'.")] = "",
-                   private: Annotated[bool, Field(description="True for a private channel.")] = False,
-                   purpose: Annotated[str, Field(description="One line on what the channel is for.")] = "") -> str:
+def create_channel(
+    name: Annotated[str, Field(description="Handle: lowercase letters, digits, '-', e.g. 'q3-audit'.")],
+    display_name: Annotated[str, Field(description="Shown name, e.g. 'Q3 Audit'.")] = "",
+    private: Annotated[bool, Field(description="True for a private channel.")] = False,
+    purpose: Annotated[str, Field(description="One line on what the channel is for.")] = "",
+) -> str:
     """Create a channel; you become its first member. Example:
     create_channel(name="q3-audit", display_name="Q3 Audit", private=True)."""
     s = session()
     handle = "-".join(name.strip().lstrip("#~").lower().split())
-    created = s.client.create_channel(s.team.id, handle, display_name.strip() or handle.replace("-", " ").title(),
-                                      "P" if private else "O", purpose=purpose)
+    created = s.client.create_channel(
+        s.team.id,
+        handle,
+        display_name.strip() or handle.replace("-", " ").title(),
+        "P" if private else "O",
+        purpose=purpose,
+    )
     return f"Created {'private' if private else 'public'} channel #{created.name} (channel_id={created.id})."
 
 
 @tool
-def add_channel_member(channel: ChannelRef,
-                       username: Annotated[str, Field(description="Who to add, e.g. 'raj.patel'; your own "
-                                                                 "username joins a public channel.")]) -> str:
+def add_channel_member(
+    channel: ChannelRef,
+    username: Annotated[
+        str, Field(description="Who to add, e.g. 'raj.patel'; your own username joins a public channel.")
+    ],
+) -> str:
     """Add a person to a channel (or join a public channel yourself). Example:
     add_channel_member(channel="q3-audit", username="raj.patel")."""
     s = session()
@@ -243,10 +285,12 @@ def _workspace_file(path: str) -> Path:
 
 
 @tool
-def attach_file(channel: ChannelRef,
-                path: Annotated[str, Field(description="File in /workspace, e.g. 'reports/q1.xlsx'.")],
-                message: Annotated[str, Field(description="Optional text to go with the file.")] = "",
-                post_id: Annotated[str, Field(description="Optional: post in this message's thread.")] = "") -> str:
+def attach_file(
+    channel: ChannelRef,
+    path: Annotated[str, Field(description="File in /workspace, e.g. 'reports/q1.xlsx'.")],
+    message: Annotated[str, Field(description="Optional text to go with the file.")] = "",
+    post_id: Annotated[str, Field(description="Optional: post in this message's thread.")] = "",
+) -> str:
     """Share a file from /workspace in a channel, a direct message ('@username') or a thread. Example:
     attach_file(channel="finance", path="q1_summary.xlsx", message="Q1 summary attached")."""
     s = session()
@@ -257,7 +301,9 @@ def attach_file(channel: ChannelRef,
     else:
         target, root = s.find_channel(channel), ""
     info = s.client.upload_file(target.id, source.name, source.read_bytes())
-    return _post(target.id, message, root_id=root, file_ids=[info.id]).replace("Posted", f"Shared {source.name}", 1)
+    return _post(target.id, message, root_id=root, file_ids=[info.id]).replace(
+        "Posted", f"Shared {source.name}", 1
+    )
 
 
 # Posting twice posts twice; a reaction, a membership or a channel name exists once, so a repeat adds nothing.

@@ -41,8 +41,10 @@ class ChatSession:
         for team in teams:
             if team.name == wanted or (not wanted and len(teams) == 1):
                 return team
-        raise ToolError(f"cannot tell which team to use (member of: {', '.join(t.name for t in teams) or 'none'});"
-                        " set MATTERMOST_TEAM")
+        raise ToolError(
+            f"cannot tell which team to use (member of: {', '.join(t.name for t in teams) or 'none'});"
+            " set MATTERMOST_TEAM"
+        )
 
     # -- users ---------------------------------------------------------------
 
@@ -80,7 +82,9 @@ class ChatSession:
             others = [i for i in channel.name.split("__") if i != self.me.id] or [self.me.id]
             return "@" + self.username(others[0])
         if channel.type == "G":
-            return ", ".join("@" + n.strip() for n in channel.display_name.split(",") if n.strip() != self.me.username)
+            return ", ".join(
+                "@" + n.strip() for n in channel.display_name.split(",") if n.strip() != self.me.username
+            )
         return "#" + channel.name
 
     def visible_channels(self) -> list[Channel]:
@@ -104,5 +108,7 @@ class ChatSession:
             if name in (channel.name, channel.display_name.lower()):
                 return channel
         names = [c.name for c in channels if c.type in ("O", "P")]
-        raise ToolError(f"No channel '{ref}' that you can see.{suggest(name, names)} "
-                        "Use list_channels to see all channels; '@username' opens a direct message.")
+        raise ToolError(
+            f"No channel '{ref}' that you can see.{suggest(name, names)} "
+            "Use list_channels to see all channels; '@username' opens a direct message."
+        )

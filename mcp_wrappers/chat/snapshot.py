@@ -44,21 +44,46 @@ def snapshot(client: MattermostClient) -> dict[str, Any]:
     for channel in _channels(client, list(names)):
         members = sorted(names.get(m.user_id, m.user_id) for m in client.channel_members(channel.id))
         label = "dm:" + ",".join(members) if channel.type in ("D", "G") else channel.name
-        channels_out.append({"id": channel.id, "name": label, "display_name": channel.display_name,
-                             "type": channel.type, "header": channel.header, "purpose": channel.purpose,
-                             "members": members})
+        channels_out.append(
+            {
+                "id": channel.id,
+                "name": label,
+                "display_name": channel.display_name,
+                "type": channel.type,
+                "header": channel.header,
+                "purpose": channel.purpose,
+                "members": members,
+            }
+        )
         for post in client.all_channel_posts(channel.id):
             files = post.files or (client.post_files(post.id) if post.file_ids else [])
-            posts_out.append({
-                "id": post.id, "channel": label, "user": names.get(post.user_id, post.user_id),
-                "message": post.message, "root_id": post.root_id or "", "create_at": post.create_at,
-                "reactions": [{"user": names.get(r.user_id, r.user_id), "emoji": r.emoji_name}
-                              for r in post.reactions],
-                "files": [f.name for f in files],
-            })
+            posts_out.append(
+                {
+                    "id": post.id,
+                    "channel": label,
+                    "user": names.get(post.user_id, post.user_id),
+                    "message": post.message,
+                    "root_id": post.root_id or "",
+                    "create_at": post.create_at,
+                    "reactions": [
+                        {"user": names.get(r.user_id, r.user_id), "emoji": r.emoji_name}
+                        for r in post.reactions
+                    ],
+                    "files": [f.name for f in files],
+                }
+            )
     return {
-        "users": [{"id": u.id, "username": u.username, "first_name": u.first_name, "last_name": u.last_name,
-                   "email": u.email, "position": u.position} for u in sorted(users, key=lambda u: u.username)],
+        "users": [
+            {
+                "id": u.id,
+                "username": u.username,
+                "first_name": u.first_name,
+                "last_name": u.last_name,
+                "email": u.email,
+                "position": u.position,
+            }
+            for u in sorted(users, key=lambda u: u.username)
+        ],
         "channels": sorted(channels_out, key=lambda c: (c["name"], c["id"])),
         "posts": sorted(posts_out, key=lambda p: (p["create_at"], p["id"])),
     }

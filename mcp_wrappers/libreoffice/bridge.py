@@ -39,8 +39,12 @@ _REGISTRY = """<?xml version="1.0" encoding="UTF-8"?>
 </oor:items>
 """
 _SETTINGS = {
-    "/org.openoffice.Office.Common/Misc": {"UseLocking": "false", "UseDocumentSystemFileLocking": "false",
-                                           "UseDocumentOOoLockFile": "false", "FirstRun": "false"},
+    "/org.openoffice.Office.Common/Misc": {
+        "UseLocking": "false",
+        "UseDocumentSystemFileLocking": "false",
+        "UseDocumentOOoLockFile": "false",
+        "FirstRun": "false",
+    },
     "/org.openoffice.Office.Recovery/AutoSave": {"Enabled": "false"},
     "/org.openoffice.Office.Recovery/RecoveryInfo": {"Enabled": "false"},
 }
@@ -49,7 +53,8 @@ _SETTINGS = {
 def _registry_xml() -> str:
     items = [
         f'<item oor:path="{path}"><prop oor:name="{name}" oor:op="fuse"><value>{value}</value></prop></item>'
-        for path, props in _SETTINGS.items() for name, value in props.items()
+        for path, props in _SETTINGS.items()
+        for name, value in props.items()
     ]
     return _REGISTRY.format(items="\n".join(items))
 
@@ -68,8 +73,14 @@ class _BridgeLost(Exception):
 
 
 class OfficeBridge:
-    def __init__(self, name: str = "office", *, call_timeout_s: float | None = None,
-                 start_timeout_s: float = 60.0, soffice: str = "soffice"):
+    def __init__(
+        self,
+        name: str = "office",
+        *,
+        call_timeout_s: float | None = None,
+        start_timeout_s: float = 60.0,
+        soffice: str = "soffice",
+    ):
         self.name = name
         self.call_timeout_s = call_timeout_s or float(os.environ.get("EGYM_OFFICE_TIMEOUT_S", "60"))
         self.start_timeout_s = start_timeout_s
@@ -106,7 +117,9 @@ class OfficeBridge:
                 except _BridgeLost:
                     self._kill()
                     if attempt == 2:
-                        raise OfficeError(f"LibreOffice crashed twice while {what}; the file may be damaged") from None
+                        raise OfficeError(
+                            f"LibreOffice crashed twice while {what}; the file may be damaged"
+                        ) from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -156,15 +169,28 @@ class OfficeBridge:
         user = self._profile / "user"
         user.mkdir(parents=True, exist_ok=True)
         (user / "registrymodifications.xcu").write_text(_registry_xml())
-        cmd = [self.soffice, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault",
-               "--nofirststartwizard", f"-env:UserInstallation={self._profile.as_uri()}",
-               f"--accept=pipe,name={self._pipe};urp;StarOffice.ComponentContext"]
+        cmd = [
+            self.soffice,
+            "--headless",
+            "--invisible",
+            "--nologo",
+            "--norestore",
+            "--nodefault",
+            "--nofirststartwizard",
+            f"-env:UserInstallation={self._profile.as_uri()}",
+            f"--accept=pipe,name={self._pipe};urp;StarOffice.ComponentContext",
+        ]
         tmp = self._profile / "tmp"  # LibreOffice's temporary files go away with the profile
         tmp.mkdir(exist_ok=True)
         try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, start_new_session=True,
-                                          env={**os.environ, "TMPDIR": str(tmp)})
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, "TMPDIR": str(tmp)},
+            )
         except OSError as exc:
             raise OfficeError(f"cannot start LibreOffice ({self.soffice}): {exc.strerror}") from None
         local = uno.getComponentContext()
@@ -176,10 +202,14 @@ class OfficeBridge:
                 break
             except NoConnectException:
                 if self._proc.poll() is not None:
-                    raise OfficeError(f"LibreOffice exited during start-up (code {self._proc.returncode})") from None
+                    raise OfficeError(
+                        f"LibreOffice exited during start-up (code {self._proc.returncode})"
+                    ) from None
                 if time.monotonic() > deadline:
                     self._kill()
-                    raise OfficeError(f"LibreOffice did not start within {self.start_timeout_s:.0f} s") from None
+                    raise OfficeError(
+                        f"LibreOffice did not start within {self.start_timeout_s:.0f} s"
+                    ) from None
                 time.sleep(0.05)
         desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
         self.starts += 1

@@ -18,7 +18,10 @@ from mcp_wrappers.libreoffice.files import FORMATS, OfficeError, display, extens
 
 MAX_OPEN = 8  # documents kept open per session; the least recently used is closed first
 _FACTORY = {"spreadsheet": "private:factory/scalc", "text": "private:factory/swriter"}
-_SERVICES = {"spreadsheet": "com.sun.star.sheet.SpreadsheetDocument", "text": "com.sun.star.text.TextDocument"}
+_SERVICES = {
+    "spreadsheet": "com.sun.star.sheet.SpreadsheetDocument",
+    "text": "com.sun.star.text.TextDocument",
+}
 
 
 @dataclass
@@ -88,7 +91,12 @@ def _load(session: Session, path: Path, stamp: tuple[int, int], read_only: bool)
     fmt = format_of(path)
     # Never run a document's macros or refresh its links to other files (MacroExecutionMode
     # NEVER_EXECUTE, UpdateDocMode NO_UPDATE): documents come from the agent.
-    args: dict[str, Any] = {"Hidden": True, "ReadOnly": read_only, "MacroExecutionMode": 0, "UpdateDocMode": 0}
+    args: dict[str, Any] = {
+        "Hidden": True,
+        "ReadOnly": read_only,
+        "MacroExecutionMode": 0,
+        "UpdateDocMode": 0,
+    }
     if fmt.options:  # CSV: force Calc with UTF-8 and comma separators
         args.update(FilterName=fmt.filters["spreadsheet"], FilterOptions=fmt.options)
     unreadable = f"cannot open {display(path)}: LibreOffice could not read it as a .{extension(path)} file"
@@ -101,7 +109,9 @@ def _load(session: Session, path: Path, stamp: tuple[int, int], read_only: bool)
     if not component.supportsService(_SERVICES[fmt.kind]):
         with contextlib.suppress(Exception):
             component.close(True)
-        raise OfficeError(f"{display(path)} does not hold a {fmt.kind} although its name ends in .{extension(path)}")
+        raise OfficeError(
+            f"{display(path)} does not hold a {fmt.kind} although its name ends in .{extension(path)}"
+        )
     if fmt.kind == "spreadsheet":
         component.calculateAll()  # files written by other tools may carry no (or stale) formula results
     return Doc(path, component, fmt.kind, stamp)
@@ -141,7 +151,9 @@ def export(doc: Doc, target: Path) -> Path:
     """Write a copy in another format (pdf included); the open document keeps its own file."""
     fmt = format_of(target, editable=False)
     if doc.kind not in fmt.filters:
-        raise OfficeError(f"cannot export a {doc.kind} as .{extension(target)}: use {_same_kind(doc.kind)} or .pdf")
+        raise OfficeError(
+            f"cannot export a {doc.kind} as .{extension(target)}: use {_same_kind(doc.kind)} or .pdf"
+        )
     _store(doc, target, fmt.filters[doc.kind], fmt.options)
     return target
 

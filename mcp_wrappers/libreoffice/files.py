@@ -45,7 +45,8 @@ def format_of(path: Path, *, editable: bool = True) -> Format:
     allowed = EDITABLE if editable else list(FORMATS)
     if ext not in allowed:
         raise OfficeError(
-            f"unsupported file type '.{ext}' for {path.name}: use one of " + ", ".join(f".{e}" for e in allowed)
+            f"unsupported file type '.{ext}' for {path.name}: use one of "
+            + ", ".join(f".{e}" for e in allowed)
         )
     return FORMATS[ext]
 
@@ -92,10 +93,12 @@ def list_files(folder: str = "", *, max_entries: int = 500) -> list[dict[str, ob
             full = Path(dirpath) / name
             stat = full.stat()
             ext = extension(full)
-            rows.append({
-                "path": display(full),
-                "bytes": stat.st_size,
-                "modified": datetime.fromtimestamp(stat.st_mtime).isoformat(timespec="seconds"),
-                "kind": FORMATS[ext].kind if ext in FORMATS else "other",
-            })
+            rows.append(
+                {
+                    "path": display(full),
+                    "bytes": stat.st_size,
+                    "modified": datetime.fromtimestamp(stat.st_mtime).isoformat(timespec="seconds"),
+                    "kind": FORMATS[ext].kind if ext in FORMATS else "other",
+                }
+            )
     return rows

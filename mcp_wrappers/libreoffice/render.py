@@ -23,8 +23,9 @@ def cell_text(cell: dict[str, Any]) -> str:
     return _clip(cell["text"])
 
 
-def sheet_grid(sheet: str, cells: dict[str, dict[str, Any]], shown: str | None, used: str | None,
-               truncated: bool = False) -> str:
+def sheet_grid(
+    sheet: str, cells: dict[str, dict[str, Any]], shown: str | None, used: str | None, truncated: bool = False
+) -> str:
     """A markdown table of the non-empty rows in `shown`, headed by what the sheet holds."""
     if shown is None:
         return f"Sheet '{sheet}' is empty."
@@ -39,8 +40,11 @@ def sheet_grid(sheet: str, cells: dict[str, dict[str, Any]], shown: str | None, 
         col, row = parse_cell(address)
         rows.setdefault(row, {})[col] = cell_text(cell)
     columns = range(c1, c2 + 1)
-    lines = [head, "| row | " + " | ".join(column_name(c) for c in columns) + " |",
-             "|---|" + "---|" * len(columns)]
+    lines = [
+        head,
+        "| row | " + " | ".join(column_name(c) for c in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
     for row in sorted(rows):
         lines.append(f"| {row + 1} | " + " | ".join(rows[row].get(c, "") for c in columns) + " |")
     return "\n".join(lines)

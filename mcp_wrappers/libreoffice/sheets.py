@@ -70,8 +70,9 @@ def used_bounds(sheet: Any) -> tuple[int, int, int, int] | None:
     return 0, 0, max(r.EndColumn for r in ranges), max(r.EndRow for r in ranges)
 
 
-def read_block(doc: Doc, sheet_name: str | None = None, cell_range: str | None = None,
-               max_cells: int | None = None) -> Block:
+def read_block(
+    doc: Doc, sheet_name: str | None = None, cell_range: str | None = None, max_cells: int | None = None
+) -> Block:
     """Non-empty cells of a range (default: the used area), at most `max_cells` area (whole rows)."""
     sheet = get_sheet(doc, sheet_name)
     used = used_bounds(sheet)
@@ -145,7 +146,9 @@ def read_all(doc: Doc) -> list[dict[str, Any]]:
 def write_block(doc: Doc, sheet_name: str | None, start: str, rows: list[list[Scalar]]) -> tuple[str, str]:
     """Write a 2-D block from `start`; returns (sheet name, range written)."""
     if not rows or not any(rows):
-        raise OfficeError("nothing to write: rows must be a non-empty list of rows, e.g. [[\"Total\", \"=SUM(B2:B9)\"]]")
+        raise OfficeError(
+            'nothing to write: rows must be a non-empty list of rows, e.g. [["Total", "=SUM(B2:B9)"]]'
+        )
     sheet = get_sheet(doc, sheet_name)
     col0, row0 = parse_cell(start)
     for i, row in enumerate(rows):

@@ -64,7 +64,11 @@ def _paragraph_style(doc: Doc, style: str) -> str:
         names[styles.getByName(name).DisplayName.lower()] = name
     if style.strip().lower() in names:
         return names[style.strip().lower()]
-    common = [n for n in ("Title", "Heading 1", "Heading 2", "Heading 3", "Text body", "List Bullet") if n.lower() in names]
+    common = [
+        n
+        for n in ("Title", "Heading 1", "Heading 2", "Heading 3", "Text body", "List Bullet")
+        if n.lower() in names
+    ]
     raise OfficeError(f"no paragraph style '{style}' in {doc.name}; common ones: " + ", ".join(common))
 
 
@@ -106,7 +110,9 @@ def insert_paragraphs(doc: Doc, content: str, style: str | None = None, after: s
     return len(lines)
 
 
-def replace_text(doc: Doc, search: str, replacement: str, *, match_case: bool = True, regex: bool = False) -> int:
+def replace_text(
+    doc: Doc, search: str, replacement: str, *, match_case: bool = True, regex: bool = False
+) -> int:
     """Replace every occurrence (in every sheet of a spreadsheet); an absent text is an error."""
     if not search:
         raise OfficeError("search text is empty")
@@ -129,7 +135,9 @@ def insert_table(doc: Doc, rows: list[list[Any]], after: str | None = None) -> t
         raise OfficeError(f"{doc.name} is a spreadsheet: write the rows with write_cells instead")
     width = max((len(r) for r in rows), default=0)
     if not rows or width == 0:
-        raise OfficeError('a table needs at least one row with one cell, e.g. [["Region", "Sales"], ["North", "120"]]')
+        raise OfficeError(
+            'a table needs at least one row with one cell, e.g. [["Region", "Sales"], ["North", "120"]]'
+        )
     table = doc.component.createInstance("com.sun.star.text.TextTable")
     table.initialize(len(rows), width)
     cursor, _ = _anchor(doc, after)

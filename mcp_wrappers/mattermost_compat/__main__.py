@@ -11,8 +11,14 @@ from mcp_wrappers.mattermost_compat.app import DEFAULT_DSN, build_app
 
 def main() -> None:
     app = build_app(os.environ.get("CHAT_DSN", DEFAULT_DSN))
-    uvicorn.run(app, host=os.environ.get("CHAT_HOST", "127.0.0.1"), port=int(os.environ.get("CHAT_PORT", "8065")),
-                log_level="warning", access_log=bool(os.environ.get("CHAT_ACCESS_LOG")), lifespan="on")
+    uvicorn.run(
+        app,
+        host=os.environ.get("CHAT_HOST", "127.0.0.1"),
+        port=int(os.environ.get("CHAT_PORT", "8065")),
+        log_level="warning",
+        access_log=bool(os.environ.get("CHAT_ACCESS_LOG")),
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

@@ -26,18 +26,34 @@ async def create_channel(ctx: Ctx) -> tuple[int, Any]:
     if kind not in ("O", "P"):
         raise bad_param("type")
     if not CHANNEL_NAME_RE.match(name) or len(display) > 64:
-        raise ApiError(400, "model.channel.is_valid.name.app_error",
-                       "Channel name must be 1-64 lowercase letters, numbers, '-' or '_', starting with a letter or "
-                       "number; display name at most 64 characters.")
+        raise ApiError(
+            400,
+            "model.channel.is_valid.name.app_error",
+            "Channel name must be 1-64 lowercase letters, numbers, '-' or '_', starting with a letter or "
+            "number; display name at most 64 characters.",
+        )
     await perms.require_team_member(ctx, team["id"])
     if await ctx.tx.one("SELECT 1 FROM channels WHERE team_id = %s AND name = %s", team["id"], name):
-        raise ApiError(400, "store.sql_channel.save_channel.exists.app_error",
-                       "A channel with that name already exists on the same team.")
+        raise ApiError(
+            400,
+            "store.sql_channel.save_channel.exists.app_error",
+            "A channel with that name already exists on the same team.",
+        )
     now = ids.now_ms()
     row = await ctx.tx.one(
         "INSERT INTO channels (id, team_id, type, name, display_name, header, purpose, creator_id, create_at,"
-        " update_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING *", ids.new_id(), team["id"], kind, name,
-        display, str(body.get("header") or ""), str(body.get("purpose") or ""), ctx.me["id"], now, now)
+        " update_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING *",
+        ids.new_id(),
+        team["id"],
+        kind,
+        name,
+        display,
+        str(body.get("header") or ""),
+        str(body.get("purpose") or ""),
+        ctx.me["id"],
+        now,
+        now,
+    )
     await add_channel_member(ctx.tx, row["id"], ctx.me["id"], "channel_user channel_admin")
     return 201, views.channel(row)
 
@@ -49,9 +65,14 @@ async def all_channels(ctx: Ctx) -> tuple[int, Any]:
     rows = await ctx.tx.all(
         "SELECT c.*, t.name AS team_name, t.display_name AS team_display_name, t.update_at AS team_update_at "
         f"FROM channels c JOIN teams t ON t.id = c.team_id WHERE c.type IN ('O','P'){deleted}{ORDER} "
-        "LIMIT %s OFFSET %s", limit, offset)
-    return 200, [views.channel(r) | {k: r[k] for k in ("team_name", "team_display_name", "team_update_at")}
-                 for r in rows]
+        "LIMIT %s OFFSET %s",
+        limit,
+        offset,
+    )
+    return 200, [
+        views.channel(r) | {k: r[k] for k in ("team_name", "team_display_name", "team_update_at")}
+        for r in rows
+    ]
 
 
 async def get_channel(ctx: Ctx) -> tuple[int, Any]:
@@ -64,16 +85,25 @@ async def public_channels(ctx: Ctx) -> tuple[int, Any]:
     team = await perms.get_team(ctx.tx, ctx.path("team_id"))
     await perms.require_team_member(ctx, team["id"])
     limit, offset = ctx.paging()
-    rows = await ctx.tx.all(f"SELECT c.* FROM channels c WHERE c.team_id = %s AND c.type = 'O' AND c.delete_at = 0"
-                            f"{ORDER} LIMIT %s OFFSET %s", team["id"], limit, offset)
+    rows = await ctx.tx.all(
+        f"SELECT c.* FROM channels c WHERE c.team_id = %s AND c.type = 'O' AND c.delete_at = 0"
+        f"{ORDER} LIMIT %s OFFSET %s",
+        team["id"],
+        limit,
+        offset,
+    )
     return 200, [views.channel(r) for r in rows]
 
 
 async def _by_name(ctx: Ctx, team: Row, name: str) -> tuple[int, Any]:
     deleted = "" if ctx.query_bool("include_deleted") else " AND delete_at = 0"
-    row = await ctx.tx.one(f"SELECT * FROM channels WHERE team_id = %s AND name = %s{deleted}", team["id"], name.lower())
+    row = await ctx.tx.one(
+        f"SELECT * FROM channels WHERE team_id = %s AND name = %s{deleted}", team["id"], name.lower()
+    )
     if row is None:
-        raise ApiError(404, "app.channel.get_by_name.missing.app_error", "Channel does not exist.", f"name={name}")
+        raise ApiError(
+            404, "app.channel.get_by_name.missing.app_error", "Channel does not exist.", f"name={name}"
+        )
     await perms.require_read(ctx, row)
     return 200, views.channel(row)
 
@@ -97,8 +127,13 @@ async def search_channels(ctx: Ctx) -> tuple[int, Any]:
     await perms.require_team_member(ctx, team["id"])
     term = require_str(await ctx.json(), "term", optional=True).strip().lstrip("~#").lower()
     like = f"%{term}%"
-    rows = await ctx.tx.all(f"SELECT c.* FROM channels c WHERE c.team_id = %s AND c.type = 'O' AND c.delete_at = 0 "
-                            f"AND (c.name ILIKE %s OR c.display_name ILIKE %s){ORDER} LIMIT 100", team["id"], like, like)
+    rows = await ctx.tx.all(
+        f"SELECT c.* FROM channels c WHERE c.team_id = %s AND c.type = 'O' AND c.delete_at = 0 "
+        f"AND (c.name ILIKE %s OR c.display_name ILIKE %s){ORDER} LIMIT 100",
+        team["id"],
+        like,
+        like,
+    )
     return 201, [views.channel(r) for r in rows]
 
 
@@ -107,9 +142,12 @@ async def user_channels_in_team(ctx: Ctx) -> tuple[int, Any]:
     user_id, team_id = ctx.path("user_id"), ctx.path("team_id")
     perms.require_self_or_admin(ctx, user_id)
     await perms.get_team(ctx.tx, team_id)
-    rows = await ctx.tx.all(f"SELECT c.* FROM channels c JOIN channel_members m ON m.channel_id = c.id "
-                            f"WHERE m.user_id = %s AND (c.team_id = %s OR c.team_id = '') AND c.delete_at = 0{ORDER}",
-                            user_id, team_id)
+    rows = await ctx.tx.all(
+        f"SELECT c.* FROM channels c JOIN channel_members m ON m.channel_id = c.id "
+        f"WHERE m.user_id = %s AND (c.team_id = %s OR c.team_id = '') AND c.delete_at = 0{ORDER}",
+        user_id,
+        team_id,
+    )
     return 200, [views.channel(r) for r in rows]
 
 
@@ -117,29 +155,49 @@ async def user_channels(ctx: Ctx) -> tuple[int, Any]:
     user_id = ctx.path("user_id")
     perms.require_self_or_admin(ctx, user_id)
     await perms.get_user(ctx.tx, user_id)
-    rows = await ctx.tx.all(f"SELECT c.* FROM channels c JOIN channel_members m ON m.channel_id = c.id "
-                            f"WHERE m.user_id = %s AND c.delete_at = 0{ORDER}", user_id)
+    rows = await ctx.tx.all(
+        f"SELECT c.* FROM channels c JOIN channel_members m ON m.channel_id = c.id "
+        f"WHERE m.user_id = %s AND c.delete_at = 0{ORDER}",
+        user_id,
+    )
     return 200, [views.channel(r) for r in rows]
 
 
 async def _open_private(ctx: Ctx, user_ids: list[str], kind: str) -> tuple[int, Any]:
-    users = await ctx.tx.all("SELECT * FROM users WHERE id = ANY(%s) AND delete_at = 0 ORDER BY username", user_ids)
+    users = await ctx.tx.all(
+        "SELECT * FROM users WHERE id = ANY(%s) AND delete_at = 0 ORDER BY username", user_ids
+    )
     if len(users) != len(set(user_ids)):
-        raise ApiError(400, "api.channel.create_direct_channel.invalid_user.app_error", "Invalid user ID for direct "
-                       "or group channel creation.", f"unknown user ids among {user_ids}")
+        raise ApiError(
+            400,
+            "api.channel.create_direct_channel.invalid_user.app_error",
+            "Invalid user ID for direct or group channel creation.",
+            f"unknown user ids among {user_ids}",
+        )
     if ctx.me["id"] not in user_ids and not ctx.is_admin:
         raise forbidden("create_direct_channel")
     sorted_ids = sorted(set(user_ids))
     if kind == "D":
         name, display = "__".join(sorted(user_ids)), ""
     else:
-        name, display = hashlib.sha1(",".join(sorted_ids).encode()).hexdigest(), ", ".join(u["username"] for u in users)
+        name, display = (
+            hashlib.sha1(",".join(sorted_ids).encode()).hexdigest(),
+            ", ".join(u["username"] for u in users),
+        )
     row = await ctx.tx.one("SELECT * FROM channels WHERE team_id = '' AND name = %s", name)
     if row is None:
         now = ids.now_ms()
-        row = await ctx.tx.one("INSERT INTO channels (id, type, name, display_name, creator_id, create_at, update_at)"
-                               " VALUES (%s,%s,%s,%s,%s,%s,%s) RETURNING *", ids.new_id(), kind, name, display,
-                               ctx.me["id"], now, now)
+        row = await ctx.tx.one(
+            "INSERT INTO channels (id, type, name, display_name, creator_id, create_at, update_at)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s) RETURNING *",
+            ids.new_id(),
+            kind,
+            name,
+            display,
+            ctx.me["id"],
+            now,
+            now,
+        )
         for user_id in sorted_ids:
             await add_channel_member(ctx.tx, row["id"], user_id)
     return 201, views.channel(row)
@@ -155,8 +213,11 @@ async def direct_channel(ctx: Ctx) -> tuple[int, Any]:
 async def group_channel(ctx: Ctx) -> tuple[int, Any]:
     user_ids = sorted({str(v) for v in await ctx.json(list)} | {ctx.me["id"]})
     if not 3 <= len(user_ids) <= 8:
-        raise ApiError(400, "api.channel.create_group.bad_size.app_error",
-                       "Group message channels must contain at least 3 and no more than 8 users.")
+        raise ApiError(
+            400,
+            "api.channel.create_group.bad_size.app_error",
+            "Group message channels must contain at least 3 and no more than 8 users.",
+        )
     return await _open_private(ctx, user_ids, "G")
 
 
@@ -164,33 +225,49 @@ async def list_members(ctx: Ctx) -> tuple[int, Any]:
     channel = await perms.get_channel(ctx.tx, ctx.path("channel_id"))
     await perms.require_read(ctx, channel)
     limit, offset = ctx.paging()
-    rows = await ctx.tx.all("SELECT m.* FROM channel_members m JOIN users u ON u.id = m.user_id "
-                            "WHERE m.channel_id = %s ORDER BY u.username LIMIT %s OFFSET %s", channel["id"], limit, offset)
+    rows = await ctx.tx.all(
+        "SELECT m.* FROM channel_members m JOIN users u ON u.id = m.user_id "
+        "WHERE m.channel_id = %s ORDER BY u.username LIMIT %s OFFSET %s",
+        channel["id"],
+        limit,
+        offset,
+    )
     return 200, [views.channel_member(r) for r in rows]
 
 
 async def get_member(ctx: Ctx) -> tuple[int, Any]:
     channel = await perms.get_channel(ctx.tx, ctx.path("channel_id"))
     await perms.require_read(ctx, channel)
-    row = await ctx.tx.one("SELECT * FROM channel_members WHERE channel_id = %s AND user_id = %s",
-                           channel["id"], ctx.path("user_id"))
+    row = await ctx.tx.one(
+        "SELECT * FROM channel_members WHERE channel_id = %s AND user_id = %s",
+        channel["id"],
+        ctx.path("user_id"),
+    )
     if row is None:
-        raise ApiError(404, "app.channel.get_member.missing.app_error", "No channel member found for that user ID "
-                       "and channel ID.")
+        raise ApiError(
+            404,
+            "app.channel.get_member.missing.app_error",
+            "No channel member found for that user ID and channel ID.",
+        )
     return 200, views.channel_member(row)
 
 
 async def _require_manage_members(ctx: Ctx, channel: Row, target_id: str) -> None:
     if channel["type"] in ("D", "G"):
-        raise ApiError(400, "api.channel.add_user_to_channel.type.app_error",
-                       "Can not add or remove users of a direct or group message channel.")
+        raise ApiError(
+            400,
+            "api.channel.add_user_to_channel.type.app_error",
+            "Can not add or remove users of a direct or group message channel.",
+        )
     if ctx.is_admin:
         return
     if channel["type"] == "O" and await perms.is_team_member(ctx.tx, channel["team_id"], ctx.me["id"]):
         return
     if channel["type"] == "P" and await perms.is_channel_member(ctx.tx, channel["id"], ctx.me["id"]):
         return
-    raise forbidden("manage_private_channel_members" if channel["type"] == "P" else "manage_public_channel_members")
+    raise forbidden(
+        "manage_private_channel_members" if channel["type"] == "P" else "manage_public_channel_members"
+    )
 
 
 async def add_member(ctx: Ctx) -> tuple[int, Any]:
@@ -204,8 +281,12 @@ async def add_member(ctx: Ctx) -> tuple[int, Any]:
         await _require_manage_members(ctx, channel, user_id)
         await perms.get_user(ctx.tx, user_id)
         if not await perms.is_team_member(ctx.tx, channel["team_id"], user_id):
-            raise ApiError(403, "api.channel.add_members.user_denied",
-                           "The user is not a member of the channel's team.", f"user_id={user_id}")
+            raise ApiError(
+                403,
+                "api.channel.add_members.user_denied",
+                "The user is not a member of the channel's team.",
+                f"user_id={user_id}",
+            )
         members.append(views.channel_member(await add_channel_member(ctx.tx, channel["id"], user_id)))
     return 201, members[0] if "user_ids" not in body else members
 
@@ -214,16 +295,22 @@ async def remove_member(ctx: Ctx) -> tuple[int, Any]:
     channel = await perms.get_channel(ctx.tx, ctx.path("channel_id"))
     user_id = ctx.path("user_id")
     if channel["name"] == DEFAULT_CHANNELS[0][0] and channel["type"] == "O":
-        raise ApiError(400, "api.channel.remove.default.app_error", "Unable to remove user from the default channel.")
+        raise ApiError(
+            400, "api.channel.remove.default.app_error", "Unable to remove user from the default channel."
+        )
     if user_id != ctx.me["id"]:
         await _require_manage_members(ctx, channel, user_id)
     elif channel["type"] in ("D", "G"):
         raise ApiError(400, "api.channel.remove.type.app_error", "Can not leave a direct message channel.")
-    removed = await ctx.tx.run("DELETE FROM channel_members WHERE channel_id = %s AND user_id = %s",
-                               channel["id"], user_id)
+    removed = await ctx.tx.run(
+        "DELETE FROM channel_members WHERE channel_id = %s AND user_id = %s", channel["id"], user_id
+    )
     if not removed:
-        raise ApiError(404, "app.channel.get_member.missing.app_error", "No channel member found for that user ID "
-                       "and channel ID.")
+        raise ApiError(
+            404,
+            "app.channel.get_member.missing.app_error",
+            "No channel member found for that user ID and channel ID.",
+        )
     return 200, {"status": "OK"}
 
 
@@ -240,8 +327,13 @@ ROUTES = [
     Route("/api/v4/teams/{team_id}/channels", endpoint(public_channels), methods=["GET"]),
     Route("/api/v4/teams/{team_id}/channels/search", endpoint(search_channels), methods=["POST"]),
     Route("/api/v4/teams/{team_id}/channels/name/{channel_name}", endpoint(channel_by_name), methods=["GET"]),
-    Route("/api/v4/teams/name/{team_name}/channels/name/{channel_name}",
-          endpoint(channel_by_team_and_channel_name), methods=["GET"]),
-    Route("/api/v4/users/{user_id}/teams/{team_id}/channels", endpoint(user_channels_in_team), methods=["GET"]),
+    Route(
+        "/api/v4/teams/name/{team_name}/channels/name/{channel_name}",
+        endpoint(channel_by_team_and_channel_name),
+        methods=["GET"],
+    ),
+    Route(
+        "/api/v4/users/{user_id}/teams/{team_id}/channels", endpoint(user_channels_in_team), methods=["GET"]
+    ),
     Route("/api/v4/users/{user_id}/channels", endpoint(user_channels), methods=["GET"]),
 ]

@@ -24,7 +24,9 @@ async def _uploads(ctx: Ctx) -> tuple[str, list[tuple[str, bytes]], list[str]]:
     if ctx.request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await ctx.request.form(max_files=10)
         channel_id = str(form.get("channel_id") or ctx.query("channel_id"))
-        files = [(f.filename or "file", await f.read()) for f in form.getlist("files") if isinstance(f, UploadFile)]
+        files = [
+            (f.filename or "file", await f.read()) for f in form.getlist("files") if isinstance(f, UploadFile)
+        ]
         client_ids = [str(c) for c in form.getlist("client_ids")]
     else:
         channel_id = ctx.query("channel_id")
@@ -35,8 +37,11 @@ async def _uploads(ctx: Ctx) -> tuple[str, list[tuple[str, bytes]], list[str]]:
     if not ids.is_id(channel_id):
         raise bad_param("channel_id")
     if not files:
-        raise ApiError(400, "api.file.upload_file.incorrect_number_of_files.app_error",
-                       "Unable to upload files. Incorrect number of files specified.")
+        raise ApiError(
+            400,
+            "api.file.upload_file.incorrect_number_of_files.app_error",
+            "Unable to upload files. Incorrect number of files specified.",
+        )
     return channel_id, files, client_ids
 
 
@@ -49,15 +54,28 @@ async def upload(ctx: Ctx) -> tuple[int, Any]:
     infos = []
     for name, data in files:
         if len(data) > MAX_FILE_BYTES:
-            raise ApiError(413, "api.file.upload_file.too_large_detailed.app_error",
-                           f"Unable to upload file {name}. File is too large.")
+            raise ApiError(
+                413,
+                "api.file.upload_file.too_large_detailed.app_error",
+                f"Unable to upload file {name}. File is too large.",
+            )
         now = ids.now_ms()
         extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
         mime = mimetypes.guess_type(name)[0] or "application/octet-stream"
         row = await ctx.tx.one(
             f"INSERT INTO files (id, creator_id, channel_id, name, extension, size, mime_type, data, create_at, "
             f"update_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING {FILE_COLUMNS}",
-            ids.new_id(), ctx.me["id"], channel_id, name, extension, len(data), mime, data, now, now)
+            ids.new_id(),
+            ctx.me["id"],
+            channel_id,
+            name,
+            extension,
+            len(data),
+            mime,
+            data,
+            now,
+            now,
+        )
         infos.append(views.file_info(row))
     return 201, {"file_infos": infos, "client_ids": client_ids}
 
@@ -65,7 +83,9 @@ async def upload(ctx: Ctx) -> tuple[int, Any]:
 async def _readable_file(ctx: Ctx, file_id: str, columns: str = FILE_COLUMNS) -> Row:
     row = await ctx.tx.one(f"SELECT {columns} FROM files WHERE id = %s AND delete_at = 0", file_id)
     if row is None:
-        raise ApiError(404, "app.file_info.get.app_error", "Unable to get the file info.", f"file_id={file_id}")
+        raise ApiError(
+            404, "app.file_info.get.app_error", "Unable to get the file info.", f"file_id={file_id}"
+        )
     if row["creator_id"] != ctx.me["id"] and not ctx.is_admin:
         if not row["post_id"]:
             raise forbidden("read_channel")
@@ -80,8 +100,11 @@ async def file_info(ctx: Ctx) -> tuple[int, Any]:
 async def download(ctx: Ctx) -> Response:
     row = await _readable_file(ctx, ctx.path("file_id"), FILE_COLUMNS + ", data")
     disposition = f"attachment; filename*=UTF-8''{quote(row['name'])}"
-    return Response(bytes(row["data"]), media_type=row["mime_type"],
-                    headers={"Content-Disposition": disposition, "X-Request-Id": ctx.request_id})
+    return Response(
+        bytes(row["data"]),
+        media_type=row["mime_type"],
+        headers={"Content-Disposition": disposition, "X-Request-Id": ctx.request_id},
+    )
 
 
 ROUTES = [

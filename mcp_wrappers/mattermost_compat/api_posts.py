@@ -15,8 +15,9 @@ from mcp_wrappers.mattermost_compat.web import Ctx, body_int, endpoint, require_
 MAX_MESSAGE = 16383
 MAX_FILES = 5
 EMOJI_RE = re.compile(r"^[a-zA-Z0-9_+\-]{1,64}$")
-FILE_COLUMNS = ("id, creator_id, channel_id, post_id, name, extension, size, mime_type, create_at, update_at, "
-                "delete_at")
+FILE_COLUMNS = (
+    "id, creator_id, channel_id, post_id, name, extension, size, mime_type, create_at, update_at, delete_at"
+)
 
 
 async def render(tx: Tx, rows: list[Row]) -> dict[str, dict]:
@@ -25,33 +26,62 @@ async def render(tx: Tx, rows: list[Row]) -> dict[str, dict]:
         return {}
     post_ids = [r["id"] for r in rows]
     roots = list({r["root_id"] or r["id"] for r in rows})
-    reactions = await tx.all("SELECT r.*, p.channel_id FROM reactions r JOIN posts p ON p.id = r.post_id "
-                             "WHERE r.post_id = ANY(%s) ORDER BY r.create_at", post_ids)
-    files = await tx.all(f"SELECT {FILE_COLUMNS} FROM files WHERE post_id = ANY(%s) AND delete_at = 0 "
-                         "ORDER BY create_at", post_ids)
-    counts = {r["root_id"]: r["n"] for r in await tx.all(
-        "SELECT root_id, count(*) AS n FROM posts WHERE root_id = ANY(%s) AND delete_at = 0 GROUP BY root_id", roots)}
+    reactions = await tx.all(
+        "SELECT r.*, p.channel_id FROM reactions r JOIN posts p ON p.id = r.post_id "
+        "WHERE r.post_id = ANY(%s) ORDER BY r.create_at",
+        post_ids,
+    )
+    files = await tx.all(
+        f"SELECT {FILE_COLUMNS} FROM files WHERE post_id = ANY(%s) AND delete_at = 0 ORDER BY create_at",
+        post_ids,
+    )
+    counts = {
+        r["root_id"]: r["n"]
+        for r in await tx.all(
+            "SELECT root_id, count(*) AS n FROM posts WHERE root_id = ANY(%s) AND delete_at = 0 GROUP BY root_id",
+            roots,
+        )
+    }
     return {
-        r["id"]: views.post(r, [x for x in reactions if x["post_id"] == r["id"]],
-                            [f for f in files if f["post_id"] == r["id"]], counts.get(r["root_id"] or r["id"], 0))
+        r["id"]: views.post(
+            r,
+            [x for x in reactions if x["post_id"] == r["id"]],
+            [f for f in files if f["post_id"] == r["id"]],
+            counts.get(r["root_id"] or r["id"], 0),
+        )
         for r in rows
     }
 
 
 def post_list(order: list[Row], posts: dict[str, dict], **extra: Any) -> dict[str, Any]:
-    return {"order": [r["id"] for r in order], "posts": posts, "next_post_id": "", "prev_post_id": "",
-            "has_next": False} | extra
+    return {
+        "order": [r["id"] for r in order],
+        "posts": posts,
+        "next_post_id": "",
+        "prev_post_id": "",
+        "has_next": False,
+    } | extra
 
 
 async def _attach_files(ctx: Ctx, file_ids: list, channel_id: str, post_id: str) -> list[str]:
     if not isinstance(file_ids, list) or len(file_ids) > MAX_FILES:
         raise bad_param("file_ids")
     for file_id in file_ids:
-        ok = await ctx.tx.run("UPDATE files SET post_id = %s WHERE id = %s AND creator_id = %s AND channel_id = %s "
-                              "AND post_id = ''", post_id, str(file_id), ctx.me["id"], channel_id)
+        ok = await ctx.tx.run(
+            "UPDATE files SET post_id = %s WHERE id = %s AND creator_id = %s AND channel_id = %s "
+            "AND post_id = ''",
+            post_id,
+            str(file_id),
+            ctx.me["id"],
+            channel_id,
+        )
         if not ok:
-            raise ApiError(400, "app.file_info.attach.app_error", "Unable to attach the file to the post.",
-                           f"file {file_id} is unknown, not yours, from another channel or already attached")
+            raise ApiError(
+                400,
+                "app.file_info.attach.app_error",
+                "Unable to attach the file to the post.",
+                f"file {file_id} is unknown, not yours, from another channel or already attached",
+            )
     return [str(f) for f in file_ids]
 
 
@@ -59,11 +89,15 @@ async def create_post(ctx: Ctx) -> tuple[int, Any]:
     body = await ctx.json()
     channel_id, message = require_str(body, "channel_id"), body.get("message", "")
     channel = await ctx.tx.one("SELECT * FROM channels WHERE id = %s AND delete_at = 0", channel_id)
-    if channel is None or not (ctx.is_admin or await perms.is_channel_member(ctx.tx, channel_id, ctx.me["id"])):
+    if channel is None or not (
+        ctx.is_admin or await perms.is_channel_member(ctx.tx, channel_id, ctx.me["id"])
+    ):
         raise forbidden("create_post")
     file_ids = body.get("file_ids") or []
     if not isinstance(message, str) or len(message) > MAX_MESSAGE or not (message.strip() or file_ids):
-        raise ApiError(400, "model.post.is_valid.msg.app_error", "Invalid message: it must be 1 to 16383 characters.")
+        raise ApiError(
+            400, "model.post.is_valid.msg.app_error", "Invalid message: it must be 1 to 16383 characters."
+        )
     root_id = str(body.get("root_id") or "")
     if root_id:
         root = await ctx.tx.one("SELECT * FROM posts WHERE id = %s AND delete_at = 0", root_id)
@@ -74,18 +108,38 @@ async def create_post(ctx: Ctx) -> tuple[int, Any]:
     create_at = create_at if create_at and create_at > 0 else ids.now_ms()
     post_id = ids.new_id()
     props = body.get("props") if isinstance(body.get("props"), dict) else {}
-    await ctx.tx.run("INSERT INTO posts (id, channel_id, user_id, root_id, message, props, create_at, update_at) "
-                     "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)", post_id, channel_id, ctx.me["id"], root_id, message,
-                     jsonb(props), create_at, create_at)
+    await ctx.tx.run(
+        "INSERT INTO posts (id, channel_id, user_id, root_id, message, props, create_at, update_at) "
+        "VALUES (%s,%s,%s,%s,%s,%s,%s,%s)",
+        post_id,
+        channel_id,
+        ctx.me["id"],
+        root_id,
+        message,
+        jsonb(props),
+        create_at,
+        create_at,
+    )
     attached = await _attach_files(ctx, file_ids, channel_id, post_id)
     await ctx.tx.run("UPDATE posts SET file_ids = %s WHERE id = %s", jsonb(attached), post_id)
     await ctx.tx.run(
         "UPDATE channels SET last_post_at = GREATEST(last_post_at, %s), total_msg_count = total_msg_count + 1, "
         "last_root_post_at = CASE WHEN %s = '' THEN GREATEST(last_root_post_at, %s) ELSE last_root_post_at END, "
         "total_msg_count_root = total_msg_count_root + CASE WHEN %s = '' THEN 1 ELSE 0 END WHERE id = %s",
-        create_at, root_id, create_at, root_id, channel_id)
-    await ctx.tx.run("UPDATE channel_members SET msg_count = msg_count + 1, last_viewed_at = %s, last_update_at = %s "
-                     "WHERE channel_id = %s AND user_id = %s", create_at, ids.now_ms(), channel_id, ctx.me["id"])
+        create_at,
+        root_id,
+        create_at,
+        root_id,
+        channel_id,
+    )
+    await ctx.tx.run(
+        "UPDATE channel_members SET msg_count = msg_count + 1, last_viewed_at = %s, last_update_at = %s "
+        "WHERE channel_id = %s AND user_id = %s",
+        create_at,
+        ids.now_ms(),
+        channel_id,
+        ctx.me["id"],
+    )
     row = await perms.get_post(ctx.tx, post_id)
     return 201, (await render(ctx.tx, [row]))[post_id]
 
@@ -104,8 +158,12 @@ async def get_post(ctx: Ctx) -> tuple[int, Any]:
 async def get_thread(ctx: Ctx) -> tuple[int, Any]:
     post = await _readable_post(ctx, ctx.path("post_id"))
     root_id = post["root_id"] or post["id"]
-    rows = await ctx.tx.all("SELECT * FROM posts WHERE (id = %s OR root_id = %s) AND delete_at = 0 "
-                            "ORDER BY create_at DESC, id DESC", root_id, root_id)
+    rows = await ctx.tx.all(
+        "SELECT * FROM posts WHERE (id = %s OR root_id = %s) AND delete_at = 0 "
+        "ORDER BY create_at DESC, id DESC",
+        root_id,
+        root_id,
+    )
     return 200, post_list(rows, await render(ctx.tx, rows))
 
 
@@ -113,7 +171,9 @@ async def _cursor(ctx: Ctx, name: str, channel_id: str) -> Row | None:
     value = ctx.query(name)
     if not value:
         return None
-    row = await ctx.tx.one("SELECT create_at, id FROM posts WHERE id = %s AND channel_id = %s", value, channel_id)
+    row = await ctx.tx.one(
+        "SELECT create_at, id FROM posts WHERE id = %s AND channel_id = %s", value, channel_id
+    )
     if row is None:
         raise bad_param(name, "url")
     return row
@@ -145,7 +205,11 @@ async def channel_posts(ctx: Ctx) -> tuple[int, Any]:
     if after:
         rows.reverse()
     missing_roots = {r["root_id"] for r in rows if r["root_id"]} - {r["id"] for r in rows}
-    roots = await ctx.tx.all("SELECT * FROM posts WHERE id = ANY(%s)", list(missing_roots)) if missing_roots else []
+    roots = (
+        await ctx.tx.all("SELECT * FROM posts WHERE id = ANY(%s)", list(missing_roots))
+        if missing_roots
+        else []
+    )
     posts = await render(ctx.tx, rows + roots)
     prev_id = rows[-1]["id"] if more and rows else ""
     return 200, post_list(rows, posts, prev_post_id=prev_id, has_next=more)
@@ -168,15 +232,28 @@ async def search_posts(ctx: Ctx) -> tuple[int, Any]:
         "JOIN channel_members m ON m.channel_id = c.id AND m.user_id = %s "
         f"WHERE p.delete_at = 0 AND c.delete_at = 0 AND (c.team_id = %s OR c.team_id = '') AND {cond} "
         "ORDER BY p.create_at DESC, p.id DESC LIMIT %s OFFSET %s",
-        ctx.me["id"], team["id"], *args, per_page, page * per_page)
-    return 200, {"order": [r["id"] for r in rows], "posts": await render(ctx.tx, rows), "matches": {},
-                 "next_post_id": "", "prev_post_id": "", "has_next": len(rows) == per_page}
+        ctx.me["id"],
+        team["id"],
+        *args,
+        per_page,
+        page * per_page,
+    )
+    return 200, {
+        "order": [r["id"] for r in rows],
+        "posts": await render(ctx.tx, rows),
+        "matches": {},
+        "next_post_id": "",
+        "prev_post_id": "",
+        "has_next": len(rows) == per_page,
+    }
 
 
 async def post_files(ctx: Ctx) -> tuple[int, Any]:
     post = await _readable_post(ctx, ctx.path("post_id"))
-    rows = await ctx.tx.all(f"SELECT {FILE_COLUMNS} FROM files WHERE post_id = %s AND delete_at = 0 "
-                            "ORDER BY create_at", post["id"])
+    rows = await ctx.tx.all(
+        f"SELECT {FILE_COLUMNS} FROM files WHERE post_id = %s AND delete_at = 0 ORDER BY create_at",
+        post["id"],
+    )
     return 200, [views.file_info(r) for r in rows]
 
 
@@ -185,24 +262,43 @@ async def save_reaction(ctx: Ctx) -> tuple[int, Any]:
     user_id, post_id = require_str(body, "user_id"), require_str(body, "post_id")
     emoji = require_str(body, "emoji_name").strip(":").lower()
     if not EMOJI_RE.match(emoji):
-        raise ApiError(400, "model.reaction.is_valid.emoji_name.app_error", "Invalid emoji name.", f"emoji={emoji}")
+        raise ApiError(
+            400, "model.reaction.is_valid.emoji_name.app_error", "Invalid emoji name.", f"emoji={emoji}"
+        )
     if user_id != ctx.me["id"]:
-        raise ApiError(403, "api.reaction.save_reaction.user_id.app_error",
-                       "You cannot save reaction for the other user.")
+        raise ApiError(
+            403,
+            "api.reaction.save_reaction.user_id.app_error",
+            "You cannot save reaction for the other user.",
+        )
     post = await perms.get_post(ctx.tx, post_id)
     await perms.require_member(ctx, await perms.get_channel(ctx.tx, post["channel_id"]), "add_reaction")
-    await ctx.tx.run("INSERT INTO reactions (post_id, user_id, emoji_name, create_at) VALUES (%s,%s,%s,%s) "
-                     "ON CONFLICT DO NOTHING", post_id, user_id, emoji, ids.now_ms())
+    await ctx.tx.run(
+        "INSERT INTO reactions (post_id, user_id, emoji_name, create_at) VALUES (%s,%s,%s,%s) "
+        "ON CONFLICT DO NOTHING",
+        post_id,
+        user_id,
+        emoji,
+        ids.now_ms(),
+    )
     await ctx.tx.run("UPDATE posts SET update_at = %s WHERE id = %s", ids.now_ms(), post_id)
-    row = await ctx.tx.one("SELECT r.*, p.channel_id FROM reactions r JOIN posts p ON p.id = r.post_id "
-                           "WHERE r.post_id = %s AND r.user_id = %s AND r.emoji_name = %s", post_id, user_id, emoji)
+    row = await ctx.tx.one(
+        "SELECT r.*, p.channel_id FROM reactions r JOIN posts p ON p.id = r.post_id "
+        "WHERE r.post_id = %s AND r.user_id = %s AND r.emoji_name = %s",
+        post_id,
+        user_id,
+        emoji,
+    )
     return 201, views.reaction(row)
 
 
 async def post_reactions(ctx: Ctx) -> tuple[int, Any]:
     post = await _readable_post(ctx, ctx.path("post_id"))
-    rows = await ctx.tx.all("SELECT r.*, p.channel_id FROM reactions r JOIN posts p ON p.id = r.post_id "
-                            "WHERE r.post_id = %s ORDER BY r.create_at", post["id"])
+    rows = await ctx.tx.all(
+        "SELECT r.*, p.channel_id FROM reactions r JOIN posts p ON p.id = r.post_id "
+        "WHERE r.post_id = %s ORDER BY r.create_at",
+        post["id"],
+    )
     return 200, [views.reaction(r) for r in rows]
 
 

@@ -30,23 +30,39 @@ async def create_user(ctx: Ctx) -> tuple[int, Any]:
     email = require_str(body, "email").lower()
     password = require_str(body, "password")
     if not USERNAME_RE.match(username):
-        raise ApiError(400, "model.user.is_valid.username.app_error",
-                       "Username must begin with a letter and contain 3 to 22 lowercase letters, numbers, "
-                       "and the symbols '.', '-', and '_'.")
+        raise ApiError(
+            400,
+            "model.user.is_valid.username.app_error",
+            "Username must begin with a letter and contain 3 to 22 lowercase letters, numbers, "
+            "and the symbols '.', '-', and '_'.",
+        )
     if not EMAIL_RE.match(email):
         raise ApiError(400, "model.user.is_valid.email.app_error", "Invalid email.")
     if len(password) < 8:
-        raise ApiError(400, "model.user.is_valid.pwd_length.app_error", "Your password must contain at least 8 characters.")
+        raise ApiError(
+            400,
+            "model.user.is_valid.pwd_length.app_error",
+            "Your password must contain at least 8 characters.",
+        )
     for field, value in (("username", username), ("email", email)):
         if await ctx.tx.one(f"SELECT 1 FROM users WHERE {field} = %s", value):
-            raise ApiError(400, f"app.user.save.{field}_exists.app_error",
-                           f"An account with that {field} already exists.")
+            raise ApiError(
+                400,
+                f"app.user.save.{field}_exists.app_error",
+                f"An account with that {field} already exists.",
+            )
     now = ids.now_ms()
     row = await ctx.tx.one(
         "INSERT INTO users (id, username, email, first_name, last_name, nickname, position, roles, password_hash,"
         " create_at, update_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING *",
-        ids.new_id(), username, email, *(str(body.get(k) or "") for k in ("first_name", "last_name", "nickname", "position")),
-        "system_admin system_user" if first else "system_user", ids.hash_password(password), now, now,
+        ids.new_id(),
+        username,
+        email,
+        *(str(body.get(k) or "") for k in ("first_name", "last_name", "nickname", "position")),
+        "system_admin system_user" if first else "system_user",
+        ids.hash_password(password),
+        now,
+        now,
     )
     return 201, views.user(row)
 
@@ -54,15 +70,26 @@ async def create_user(ctx: Ctx) -> tuple[int, Any]:
 async def login(ctx: Ctx) -> JSONResponse:
     body = await ctx.json()
     login_id, password = str(body.get("login_id", "")).lower(), str(body.get("password", ""))
-    row = await ctx.tx.one("SELECT * FROM users WHERE (username = %s OR email = %s) AND delete_at = 0",
-                           login_id, login_id)
+    row = await ctx.tx.one(
+        "SELECT * FROM users WHERE (username = %s OR email = %s) AND delete_at = 0", login_id, login_id
+    )
     if row is None or not ids.check_password(password, row["password_hash"]):
-        raise ApiError(401, "api.user.login.invalid_credentials_email_username",
-                       "Enter a valid email or username and/or password.")
+        raise ApiError(
+            401,
+            "api.user.login.invalid_credentials_email_username",
+            "Enter a valid email or username and/or password.",
+        )
     token = ids.new_id()
-    await ctx.tx.run("INSERT INTO tokens (id, digest, user_id, kind, create_at) VALUES (%s,%s,%s,'session',%s)",
-                     ids.new_id(), ids.token_digest(token), row["id"], ids.now_ms())
-    return JSONResponse(views.user(row), status_code=201, headers={"Token": token, "X-Request-Id": ctx.request_id})
+    await ctx.tx.run(
+        "INSERT INTO tokens (id, digest, user_id, kind, create_at) VALUES (%s,%s,%s,'session',%s)",
+        ids.new_id(),
+        ids.token_digest(token),
+        row["id"],
+        ids.now_ms(),
+    )
+    return JSONResponse(
+        views.user(row), status_code=201, headers={"Token": token, "X-Request-Id": ctx.request_id}
+    )
 
 
 async def get_user(ctx: Ctx) -> tuple[int, Any]:
@@ -73,9 +100,13 @@ async def get_user_by_username(ctx: Ctx) -> tuple[int, Any]:
     name = ctx.request.path_params["username"].lower()
     row = await ctx.tx.one("SELECT * FROM users WHERE username = %s", name)
     if row is None:
-        raise ApiError(404, "app.user.get_by_username.app_error", "Unable to find an existing account matching your "
-                       "username for this team. This team may require an invite from the team owner to join.",
-                       f"username={name}")
+        raise ApiError(
+            404,
+            "app.user.get_by_username.app_error",
+            "Unable to find an existing account matching your "
+            "username for this team. This team may require an invite from the team owner to join.",
+            f"username={name}",
+        )
     return 200, views.user(row)
 
 
@@ -98,8 +129,12 @@ async def list_users(ctx: Ctx) -> tuple[int, Any]:
         where.append("delete_at = 0")
     if ctx.query_bool("inactive"):
         where.append("delete_at <> 0")
-    rows = await ctx.tx.all(f"SELECT * FROM users WHERE {' AND '.join(where)}{USER_ORDER} LIMIT %s OFFSET %s",
-                            *args, limit, offset)
+    rows = await ctx.tx.all(
+        f"SELECT * FROM users WHERE {' AND '.join(where)}{USER_ORDER} LIMIT %s OFFSET %s",
+        *args,
+        limit,
+        offset,
+    )
     return 200, [views.user(r) for r in rows]
 
 
@@ -108,18 +143,24 @@ async def search_users(ctx: Ctx) -> tuple[int, Any]:
     term = require_str(body, "term", optional=True).strip().lstrip("@").lower()
     limit = min(1000, max(1, body_int(body, "limit", 100)))
     like = f"%{term}%"
-    where = ["(username ILIKE %s OR email ILIKE %s OR nickname ILIKE %s OR (first_name || ' ' || last_name) ILIKE %s)"]
+    where = [
+        "(username ILIKE %s OR email ILIKE %s OR nickname ILIKE %s OR (first_name || ' ' || last_name) ILIKE %s)"
+    ]
     args: list[Any] = [like] * 4
-    scoped = {"team_id": "id IN (SELECT user_id FROM team_members WHERE team_id = %s AND delete_at = 0)",
-              "in_channel_id": "id IN (SELECT user_id FROM channel_members WHERE channel_id = %s)",
-              "not_in_channel_id": "id NOT IN (SELECT user_id FROM channel_members WHERE channel_id = %s)"}
+    scoped = {
+        "team_id": "id IN (SELECT user_id FROM team_members WHERE team_id = %s AND delete_at = 0)",
+        "in_channel_id": "id IN (SELECT user_id FROM channel_members WHERE channel_id = %s)",
+        "not_in_channel_id": "id NOT IN (SELECT user_id FROM channel_members WHERE channel_id = %s)",
+    }
     for name, clause in scoped.items():
         if value := body.get(name):
             where.append(clause)
             args.append(str(value))
     if not body.get("allow_inactive"):
         where.append("delete_at = 0")
-    rows = await ctx.tx.all(f"SELECT * FROM users WHERE {' AND '.join(where)}{USER_ORDER} LIMIT %s", *args, limit)
+    rows = await ctx.tx.all(
+        f"SELECT * FROM users WHERE {' AND '.join(where)}{USER_ORDER} LIMIT %s", *args, limit
+    )
     return 200, [views.user(r) for r in rows]
 
 
@@ -140,9 +181,15 @@ async def update_roles(ctx: Ctx) -> tuple[int, Any]:
     user = await perms.get_user(ctx.tx, ctx.path("user_id"))
     roles = require_str(await ctx.json(), "roles").split()
     if not roles or not set(roles) <= VALID_ROLES or "system_user" not in roles:
-        raise ApiError(400, "api.user.update_user_roles.bad_parameter", "Invalid roles parameter.",
-                       f"roles must include system_user and be among {sorted(VALID_ROLES)}")
-    await ctx.tx.run("UPDATE users SET roles = %s, update_at = %s WHERE id = %s", " ".join(roles), ids.now_ms(), user["id"])
+        raise ApiError(
+            400,
+            "api.user.update_user_roles.bad_parameter",
+            "Invalid roles parameter.",
+            f"roles must include system_user and be among {sorted(VALID_ROLES)}",
+        )
+    await ctx.tx.run(
+        "UPDATE users SET roles = %s, update_at = %s WHERE id = %s", " ".join(roles), ids.now_ms(), user["id"]
+    )
     return 200, {"status": "OK"}
 
 
@@ -150,21 +197,38 @@ async def create_token(ctx: Ctx) -> tuple[int, Any]:
     user_id = ctx.path("user_id")
     body = await ctx.json()
     description = require_str(body, "description")
-    allowed = ctx.is_admin or (ctx.me["id"] == user_id and "system_user_access_token" in ctx.me["roles"].split())
+    allowed = ctx.is_admin or (
+        ctx.me["id"] == user_id and "system_user_access_token" in ctx.me["roles"].split()
+    )
     if not allowed:
         raise forbidden("create_user_access_token")
     await perms.get_user(ctx.tx, user_id)
     token, token_id = ids.new_id(), ids.new_id()
-    await ctx.tx.run("INSERT INTO tokens (id, digest, user_id, kind, description, create_at) "
-                     "VALUES (%s,%s,%s,'pat',%s,%s)", token_id, ids.token_digest(token), user_id, description, ids.now_ms())
-    return 201, {"id": token_id, "token": token, "user_id": user_id, "description": description, "is_active": True}
+    await ctx.tx.run(
+        "INSERT INTO tokens (id, digest, user_id, kind, description, create_at) "
+        "VALUES (%s,%s,%s,'pat',%s,%s)",
+        token_id,
+        ids.token_digest(token),
+        user_id,
+        description,
+        ids.now_ms(),
+    )
+    return 201, {
+        "id": token_id,
+        "token": token,
+        "user_id": user_id,
+        "description": description,
+        "is_active": True,
+    }
 
 
 async def revoke_token(ctx: Ctx) -> tuple[int, Any]:
     token_id = require_str(await ctx.json(), "token_id")
     row = await ctx.tx.one("SELECT * FROM tokens WHERE id = %s AND kind = 'pat'", token_id)
     if row is None:
-        raise ApiError(404, "app.user_access_token.get_by_token.app_error", "Unable to get user access token.")
+        raise ApiError(
+            404, "app.user_access_token.get_by_token.app_error", "Unable to get user access token."
+        )
     perms.require_self_or_admin(ctx, row["user_id"])
     await ctx.tx.run("DELETE FROM tokens WHERE id = %s", token_id)
     return 200, {"status": "OK"}

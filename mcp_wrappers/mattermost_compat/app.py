@@ -27,10 +27,16 @@ async def ping(request: Request) -> JSONResponse:
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     if status == 404:
-        err = ApiError(404, "api.context.404.app_error", "Sorry, we could not find the page.",
-                       f"There doesn't appear to be an api call for the url='{request.url.path}'.")
+        err = ApiError(
+            404,
+            "api.context.404.app_error",
+            "Sorry, we could not find the page.",
+            f"There doesn't appear to be an api call for the url='{request.url.path}'.",
+        )
     elif status == 405:
-        err = ApiError(405, "api.context.405.app_error", "Method not allowed.", f"{request.method} {request.url.path}")
+        err = ApiError(
+            405, "api.context.405.app_error", "Method not allowed.", f"{request.method} {request.url.path}"
+        )
     else:
         err = ApiError(status, "api.context.server_error", "An internal error occurred.", type(exc).__name__)
     return error_response(err, ids.new_id())
@@ -48,5 +54,8 @@ def build_app(dsn: str = DEFAULT_DSN) -> Starlette:
     routes = [Route("/api/v4/system/ping", ping, methods=["GET"])]
     for module in (api_users, api_teams, api_channels, api_posts, api_files):
         routes += module.ROUTES
-    return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: http_error, Exception: http_error})
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, Exception: http_error},
+    )

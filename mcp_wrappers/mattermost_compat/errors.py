@@ -20,9 +20,14 @@ class ApiError(Exception):
 
 def bad_param(name: str, where: str = "body") -> ApiError:
     if where == "url":
-        return ApiError(400, "api.context.invalid_url_param.app_error",
-                        f"Invalid or missing {name} parameter in request URL.")
-    return ApiError(400, "api.context.invalid_body_param.app_error", f"Invalid or missing {name} in request body.")
+        return ApiError(
+            400,
+            "api.context.invalid_url_param.app_error",
+            f"Invalid or missing {name} parameter in request URL.",
+        )
+    return ApiError(
+        400, "api.context.invalid_body_param.app_error", f"Invalid or missing {name} in request body."
+    )
 
 
 def not_found(kind: str, detail: str = "") -> ApiError:
@@ -30,9 +35,15 @@ def not_found(kind: str, detail: str = "") -> ApiError:
 
 
 def forbidden(permission: str) -> ApiError:
-    return ApiError(403, "api.context.permissions.app_error",
-                    "You do not have the appropriate permissions.", f"userId has no {permission} permission")
+    return ApiError(
+        403,
+        "api.context.permissions.app_error",
+        "You do not have the appropriate permissions.",
+        f"userId has no {permission} permission",
+    )
 
 
 def unauthorized() -> ApiError:
-    return ApiError(401, "api.context.session_expired.app_error", "Invalid or expired session, please login again.")
+    return ApiError(
+        401, "api.context.session_expired.app_error", "Invalid or expired session, please login again."
+    )

@@ -15,7 +15,9 @@ from mcp_wrappers.mattermost_compat.web import Ctx
 async def get_user(tx: Tx, user_id: str) -> Row:
     row = await tx.one("SELECT * FROM users WHERE id = %s", user_id)
     if row is None:
-        raise ApiError(404, "app.user.missing_account.const", "Unable to find the user.", f"user_id={user_id}")
+        raise ApiError(
+            404, "app.user.missing_account.const", "Unable to find the user.", f"user_id={user_id}"
+        )
     return row
 
 
@@ -29,8 +31,12 @@ async def get_team(tx: Tx, team_id: str) -> Row:
 async def get_channel(tx: Tx, channel_id: str) -> Row:
     row = await tx.one("SELECT * FROM channels WHERE id = %s", channel_id)
     if row is None:
-        raise ApiError(404, "app.channel.get.existing.app_error", "Unable to find the existing channel.",
-                       f"channel_id={channel_id}")
+        raise ApiError(
+            404,
+            "app.channel.get.existing.app_error",
+            "Unable to find the existing channel.",
+            f"channel_id={channel_id}",
+        )
     return row
 
 
@@ -42,13 +48,21 @@ async def get_post(tx: Tx, post_id: str) -> Row:
 
 
 async def is_team_member(tx: Tx, team_id: str, user_id: str) -> bool:
-    return bool(await tx.one("SELECT 1 FROM team_members WHERE team_id = %s AND user_id = %s AND delete_at = 0",
-                             team_id, user_id))
+    return bool(
+        await tx.one(
+            "SELECT 1 FROM team_members WHERE team_id = %s AND user_id = %s AND delete_at = 0",
+            team_id,
+            user_id,
+        )
+    )
 
 
 async def is_channel_member(tx: Tx, channel_id: str, user_id: str) -> bool:
-    return bool(await tx.one("SELECT 1 FROM channel_members WHERE channel_id = %s AND user_id = %s",
-                             channel_id, user_id))
+    return bool(
+        await tx.one(
+            "SELECT 1 FROM channel_members WHERE channel_id = %s AND user_id = %s", channel_id, user_id
+        )
+    )
 
 
 async def can_read_channel(ctx: Ctx, channel: Row) -> bool:

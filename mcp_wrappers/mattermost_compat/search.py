@@ -54,8 +54,9 @@ def _day_ms(value: str, offset_s: int) -> int:
     try:
         day = dt.datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=dt.UTC)
     except ValueError:
-        raise ApiError(400, "api.post.search_posts.invalid_date.app_error",
-                       f"Invalid date '{value}': use YYYY-MM-DD.") from None
+        raise ApiError(
+            400, "api.post.search_posts.invalid_date.app_error", f"Invalid date '{value}': use YYYY-MM-DD."
+        ) from None
     return int(day.timestamp() - offset_s) * 1000
 
 

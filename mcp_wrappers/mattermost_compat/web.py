@@ -75,8 +75,11 @@ class Ctx:
         except ValueError:
             raise bad_param(kind.__name__ if kind is not dict else "body") from None
         if not isinstance(body, kind):
-            raise ApiError(400, "api.context.invalid_body_param.app_error",
-                           f"Invalid request body: expected a JSON {'array' if kind is list else 'object'}.")
+            raise ApiError(
+                400,
+                "api.context.invalid_body_param.app_error",
+                f"Invalid request body: expected a JSON {'array' if kind is list else 'object'}.",
+            )
         return body
 
 

@@ -47,9 +47,16 @@ def list_tables(db: Database, schema: str | None = None) -> list[dict[str, Any]]
     rows = db.fetch(LIST_SQL, (schema, schema))
     if schema and not rows and not db.fetch("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)):
         raise DbError(f"no schema '{schema}' in this database")
-    return [{"name": _display_name(nsp, rel), "schema": nsp, "kind": _KINDS[kind],
-             "privileges": [p for p, ok in zip(_PRIVS, flags, strict=True) if ok], "comment": comment}
-            for nsp, rel, kind, *flags, comment in rows]
+    return [
+        {
+            "name": _display_name(nsp, rel),
+            "schema": nsp,
+            "kind": _KINDS[kind],
+            "privileges": [p for p, ok in zip(_PRIVS, flags, strict=True) if ok],
+            "comment": comment,
+        }
+        for nsp, rel, kind, *flags, comment in rows
+    ]
 
 
 def _resolve(db: Database, table: str) -> tuple[int, str]:
@@ -70,15 +77,22 @@ def _resolve(db: Database, table: str) -> tuple[int, str]:
 def describe_table(db: Database, table: str) -> dict[str, Any]:
     oid, name = _resolve(db, table)
     kind, *flags = db.fetch(
-        "SELECT relkind, " + ", ".join(f"has_table_privilege(%s::oid, '{p}')" for p in _PRIVS)
-        + " FROM pg_class WHERE oid = %s", [oid] * len(_PRIVS) + [oid])[0]
+        "SELECT relkind, "
+        + ", ".join(f"has_table_privilege(%s::oid, '{p}')" for p in _PRIVS)
+        + " FROM pg_class WHERE oid = %s",
+        [oid] * len(_PRIVS) + [oid],
+    )[0]
     return {
         "table": name,
         "kind": _KINDS.get(kind, kind),
         "privileges": [p for p, ok in zip(_PRIVS, flags, strict=True) if ok],
-        "columns": [{"name": n, "type": t, "nullable": nullable, "default": default, "comment": comment}
-                    for n, t, nullable, default, comment in db.fetch(COLUMNS_SQL, (oid,))],
+        "columns": [
+            {"name": n, "type": t, "nullable": nullable, "default": default, "comment": comment}
+            for n, t, nullable, default, comment in db.fetch(COLUMNS_SQL, (oid,))
+        ],
         "constraints": [{"name": n, "definition": d} for n, d in db.fetch(CONSTRAINTS_SQL, (oid,))],
         "indexes": [{"name": n, "definition": d} for n, d in db.fetch(INDEXES_SQL, (oid,))],
-        "referenced_by": [{"table": t, "name": n, "definition": d} for t, n, d in db.fetch(REFERENCED_BY_SQL, (oid,))],
+        "referenced_by": [
+            {"table": t, "name": n, "definition": d} for t, n, d in db.fetch(REFERENCED_BY_SQL, (oid,))
+        ],
     }

@@ -38,7 +38,8 @@ class Result:
 class Settings:
     dbname: str = field(default_factory=lambda: os.environ.get("PGDATABASE", "company"))
     statement_timeout_s: float = field(
-        default_factory=lambda: float(os.environ.get("EGYM_DB_STATEMENT_TIMEOUT_S", "30")))
+        default_factory=lambda: float(os.environ.get("EGYM_DB_STATEMENT_TIMEOUT_S", "30"))
+    )
     connect_timeout_s: int = 10
     pool_size: int = 4  # calls running at once; more wait for a connection
 
@@ -62,10 +63,16 @@ class Database:
         ms = int(self.settings.statement_timeout_s * 1000)
         try:
             return psycopg.connect(
-                dbname=self.settings.dbname, autocommit=True, connect_timeout=self.settings.connect_timeout_s,
-                application_name="egym-mcp-db", options=f"-c statement_timeout={ms} -c lock_timeout={ms}")
+                dbname=self.settings.dbname,
+                autocommit=True,
+                connect_timeout=self.settings.connect_timeout_s,
+                application_name="egym-mcp-db",
+                options=f"-c statement_timeout={ms} -c lock_timeout={ms}",
+            )
         except psycopg.OperationalError as exc:
-            raise DbError(f"cannot connect to database '{self.settings.dbname}': {str(exc).strip()}") from None
+            raise DbError(
+                f"cannot connect to database '{self.settings.dbname}': {str(exc).strip()}"
+            ) from None
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -78,7 +85,11 @@ class Database:
             conn = conn or self._connect()
             yield conn
         finally:
-            healthy = conn is not None and not conn.broken and conn.info.transaction_status == TransactionStatus.IDLE
+            healthy = (
+                conn is not None
+                and not conn.broken
+                and conn.info.transaction_status == TransactionStatus.IDLE
+            )
             with self._free:
                 if healthy:
                     stale: list[psycopg.Connection[Any]] = []
@@ -153,5 +164,10 @@ def _collect(cur: psycopg.Cursor[Any], limit: int) -> Result:
     if cur.description is None:
         return Result(cur.statusmessage or "", cur.rowcount)
     rows = cur.fetchmany(limit + 1)
-    return Result(cur.statusmessage or "", cur.rowcount, [d.name for d in cur.description],
-                  [[json_value(v) for v in row] for row in rows[:limit]], len(rows) > limit)
+    return Result(
+        cur.statusmessage or "",
+        cur.rowcount,
+        [d.name for d in cur.description],
+        [[json_value(v) for v in row] for row in rows[:limit]],
+        len(rows) > limit,
+    )

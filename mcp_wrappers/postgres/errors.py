@@ -14,10 +14,18 @@ class DbError(Exception):
 
 
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
-_DENIED = re.compile(r'permission denied for (table|view|materialized view|sequence|schema|relation) "?([^"\s]+)"?')
-_TARGET = re.compile(r"^\s*(insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?([^\s(]+)",
-                     re.IGNORECASE)
-_VERB_PRIVILEGE = {"insert into": "INSERT", "update": "UPDATE", "delete from": "DELETE", "truncate": "TRUNCATE"}
+_DENIED = re.compile(
+    r'permission denied for (table|view|materialized view|sequence|schema|relation) "?([^"\s]+)"?'
+)
+_TARGET = re.compile(
+    r"^\s*(insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?([^\s(]+)", re.IGNORECASE
+)
+_VERB_PRIVILEGE = {
+    "insert into": "INSERT",
+    "update": "UPDATE",
+    "delete from": "DELETE",
+    "truncate": "TRUNCATE",
+}
 
 
 def _strip_comments(sql: str) -> str:
@@ -31,7 +39,7 @@ def needed_privileges(sql: str, table: str) -> list[str]:
         return ["SELECT"]  # the table is only read (a join, a sub-query, a plain SELECT)
     verb = re.sub(r"\s+", " ", match.group(1).lower())
     privilege = _VERB_PRIVILEGE["truncate" if verb.startswith("truncate") else verb]
-    rest = _strip_comments(sql)[match.end():]
+    rest = _strip_comments(sql)[match.end() :]
     reads = re.search(r"\b(where|returning|from|using|on conflict)\b", rest, re.IGNORECASE)
     return [privilege, "SELECT"] if reads and privilege in ("UPDATE", "DELETE", "INSERT") else [privilege]
 
@@ -45,7 +53,9 @@ def explain(exc: psycopg.Error, sql: str, role: str, held: Callable[[str], list[
     if isinstance(exc, pg.InsufficientPrivilege):
         return _permission(exc, sql, role, held)
     if isinstance(exc, pg.QueryCanceled):
-        return DbError(f"statement cancelled: {_primary(exc)}. Narrow it (WHERE, LIMIT, indexed columns) and retry.")
+        return DbError(
+            f"statement cancelled: {_primary(exc)}. Narrow it (WHERE, LIMIT, indexed columns) and retry."
+        )
     if isinstance(exc, pg.ReadOnlySqlTransaction):
         return DbError("the query tool is read-only: use the execute tool for INSERT, UPDATE, DELETE or DDL")
     if isinstance(exc, psycopg.OperationalError):
@@ -61,14 +71,21 @@ def _permission(exc: psycopg.Error, sql: str, role: str, held: Callable[[str], l
         return DbError(f"permission denied for role {role}: {_primary(exc)}")
     kind, name = match.groups()
     if kind == "schema":
-        return DbError(f"permission denied: role {role} has no USAGE privilege on schema {name}, "
-                       "so it cannot use any table in it")
+        return DbError(
+            f"permission denied: role {role} has no USAGE privilege on schema {name}, "
+            "so it cannot use any table in it"
+        )
     has = held(name)
     missing = [p for p in needed_privileges(sql, name) if p not in has]
-    lacks = (" and ".join(missing) + (" privileges" if len(missing) > 1 else " privilege")) if missing \
+    lacks = (
+        (" and ".join(missing) + (" privileges" if len(missing) > 1 else " privilege"))
+        if missing
         else "a privilege this statement needs"
-    return DbError(f"permission denied for {kind} {name}: role {role} lacks {lacks} on it "
-                   f"(it holds: {', '.join(has) or 'none'})")
+    )
+    return DbError(
+        f"permission denied for {kind} {name}: role {role} lacks {lacks} on it "
+        f"(it holds: {', '.join(has) or 'none'})"
+    )
 
 
 def _primary(exc: psycopg.Error) -> str:

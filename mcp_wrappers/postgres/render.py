@@ -19,8 +19,11 @@ def json_value(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() and abs(value) < 2**53 else (
-            float(value) if len(value.as_tuple().digits) <= 15 else str(value))
+        return (
+            int(value)
+            if value == value.to_integral_value() and abs(value) < 2**53
+            else (float(value) if len(value.as_tuple().digits) <= 15 else str(value))
+        )
     if isinstance(value, dt.date | dt.time):  # datetime is a date
         return value.isoformat()
     if isinstance(value, bytes | memoryview):
@@ -46,8 +49,10 @@ def text_table(columns: list[str], rows: list[list[Any]]) -> str:
     """Aligned columns separated by ' | ', a rule under the header; values already JSON-safe."""
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
-             "-+-".join("-" * w for w in widths)]
+    lines = [
+        " | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
+        "-+-".join("-" * w for w in widths),
+    ]
     lines += [" | ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells]
     return "\n".join(lines)
 

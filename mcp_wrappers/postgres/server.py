@@ -44,8 +44,10 @@ class DbTools:
         self.db = db
 
     @_tool
-    def list_tables(self, schema: Annotated[str | None, Field(description="Only this schema; default: all")] = None,
-                    ) -> CallToolResult:
+    def list_tables(
+        self,
+        schema: Annotated[str | None, Field(description="Only this schema; default: all")] = None,
+    ) -> CallToolResult:
         """List the tables and views, with what your role may do on each (SELECT, INSERT, UPDATE, DELETE)."""
         tables = catalog.list_tables(self.db, schema)
         lines = [f"{len(tables)} tables and views (you are role {self.db.role}):"]
@@ -56,14 +58,23 @@ class DbTools:
         return _result("\n".join(lines), {"role": self.db.role, "tables": tables})
 
     @_tool
-    def describe_table(self, table: Annotated[str, Field(description="Table or view name, e.g. 'employees' or 'hr.salaries'")],
-                       ) -> CallToolResult:
+    def describe_table(
+        self,
+        table: Annotated[str, Field(description="Table or view name, e.g. 'employees' or 'hr.salaries'")],
+    ) -> CallToolResult:
         """Show a table's columns (type, nullability, default), keys, foreign keys, indexes and your privileges."""
         info = catalog.describe_table(self.db, table)
-        lines = [f"{info['kind'].capitalize()} {info['table']} — you may: {_privileges(info['privileges'])}", "Columns:"]
+        lines = [
+            f"{info['kind'].capitalize()} {info['table']} — you may: {_privileges(info['privileges'])}",
+            "Columns:",
+        ]
         for c in info["columns"]:
-            extra = ("" if c["nullable"] else " NOT NULL") + (f" DEFAULT {c['default']}" if c["default"] else "")
-            lines.append(f"  {c['name']} {c['type']}{extra}" + (f"  -- {c['comment']}" if c["comment"] else ""))
+            extra = ("" if c["nullable"] else " NOT NULL") + (
+                f" DEFAULT {c['default']}" if c["default"] else ""
+            )
+            lines.append(
+                f"  {c['name']} {c['type']}{extra}" + (f"  -- {c['comment']}" if c["comment"] else "")
+            )
         for title, key in (("Constraints", "constraints"), ("Indexes", "indexes")):
             if info[key]:
                 lines.append(f"{title}:")
@@ -74,20 +85,35 @@ class DbTools:
         return _result("\n".join(lines), info)
 
     @_tool
-    def query(self, sql: SqlArg, limit: Annotated[int, Field(description="Most rows to return", ge=1, le=1000)] = 100,
-              ) -> CallToolResult:
+    def query(
+        self,
+        sql: SqlArg,
+        limit: Annotated[int, Field(description="Most rows to return", ge=1, le=1000)] = 100,
+    ) -> CallToolResult:
         """Run a read-only SQL query (SELECT, WITH, EXPLAIN, SHOW) and get the rows as a table.
         Example: SELECT name, dept FROM employees WHERE active ORDER BY name"""
         result = self.db.query(sql, limit)
         if not result.columns:
             return _result(f"{result.status or 'OK'} (no rows returned)", _structured(result))
-        text = text_table(result.columns, result.rows) + "\n" + row_summary(len(result.rows), result.truncated, limit)
+        text = (
+            text_table(result.columns, result.rows)
+            + "\n"
+            + row_summary(len(result.rows), result.truncated, limit)
+        )
         return _result(text, _structured(result))
 
     @_tool
-    def execute(self, sql: Annotated[str, Field(description=(
-                    "One or more SQL statements: INSERT, UPDATE, DELETE, CREATE, ALTER, ... Committed at once."))],
-                ) -> CallToolResult:
+    def execute(
+        self,
+        sql: Annotated[
+            str,
+            Field(
+                description=(
+                    "One or more SQL statements: INSERT, UPDATE, DELETE, CREATE, ALTER, ... Committed at once."
+                )
+            ),
+        ],
+    ) -> CallToolResult:
         """Execute statements that change data or schema; reports rows affected (and rows from RETURNING)."""
         results = self.db.execute(sql)
         lines = []
@@ -101,13 +127,22 @@ class DbTools:
 
 
 def _structured(result: Result) -> dict[str, Any]:
-    return {"status": result.status, "rowcount": result.rowcount, "columns": result.columns,
-            "rows": result.rows, "truncated": result.truncated}
+    return {
+        "status": result.status,
+        "rowcount": result.rowcount,
+        "columns": result.columns,
+        "rows": result.rows,
+        "truncated": result.truncated,
+    }
 
 
 # query runs in a READ ONLY transaction; execute may DELETE, DROP or UPDATE, and repeating an INSERT adds rows.
-TOOLS = {"list_tables": READ_ONLY, "describe_table": READ_ONLY, "query": READ_ONLY,
-         "execute": writes(destructive=True, idempotent=False)}
+TOOLS = {
+    "list_tables": READ_ONLY,
+    "describe_table": READ_ONLY,
+    "query": READ_ONLY,
+    "execute": writes(destructive=True, idempotent=False),
+}
 
 
 def build_server(db: Database | None = None) -> MCPServer:

@@ -70,7 +70,9 @@ def _new_posts(ctx: CheckContext, channel: str | None, user: str | None, thread:
     if user:
         posts = [p for p in posts if p.user == user.lstrip("@")]
     if thread:
-        roots = {p.id for p in snap.posts_in(channel) if not p.root_id and text_matches(p.message, text=thread)}
+        roots = {
+            p.id for p in snap.posts_in(channel) if not p.root_id and text_matches(p.message, text=thread)
+        }
         posts = [p for p in posts if p.root_id in roots]
     return posts
 
@@ -83,8 +85,15 @@ def _where(channel: str | None, user: str | None) -> str:
 
 
 def posted(
-    ctx: CheckContext, *, channel: str | None = None, user: str | None = AGENT, text: str | None = None,
-    regex: str | None = None, all_of: list[str] | None = None, thread: str | None = None, min_count: int = 1,
+    ctx: CheckContext,
+    *,
+    channel: str | None = None,
+    user: str | None = AGENT,
+    text: str | None = None,
+    regex: str | None = None,
+    all_of: list[str] | None = None,
+    thread: str | None = None,
+    min_count: int = 1,
 ) -> CheckResult:
     """Pass when new posts (this episode) match: channel/DM (`dm:a,b`), author, text/regex, and every
     regex in `all_of` found in one post."""
@@ -99,7 +108,11 @@ def posted(
 
 
 def posted_line(
-    ctx: CheckContext, *, all_of: list[str], channel: str | None = None, user: str | None = AGENT,
+    ctx: CheckContext,
+    *,
+    all_of: list[str],
+    channel: str | None = None,
+    user: str | None = AGENT,
 ) -> CheckResult:
     """Pass when one line of a new post matches every regex in `all_of` (e.g. an invoice number and what differs)."""
     for post in _new_posts(ctx, channel, user):
@@ -110,7 +123,11 @@ def posted_line(
 
 
 def posted_query_values(
-    ctx: CheckContext, *, query: str, channel: str | None = None, user: str | None = AGENT,
+    ctx: CheckContext,
+    *,
+    query: str,
+    channel: str | None = None,
+    user: str | None = AGENT,
 ) -> CheckResult:
     """Pass when every value the query returns (first column, final state) appears as a word in new posts;
     e.g. the ids of the tickets the agent created. Fails when the query returns nothing."""
@@ -118,31 +135,55 @@ def posted_query_values(
     text = "\n".join(p.message for p in _new_posts(ctx, channel, user))
     missing = [v for v in values if not re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", text)]
     ok = bool(values) and not missing
-    return CheckResult(ok, f"values {values}; missing from posts {_where(channel, user)}: {missing}" if values else "query returned nothing")
+    return CheckResult(
+        ok,
+        f"values {values}; missing from posts {_where(channel, user)}: {missing}"
+        if values
+        else "query returned nothing",
+    )
 
 
 def no_other_matches_posted(
-    ctx: CheckContext, *, regex: str, allowed: list[str], channel: str | None = None, user: str | None = AGENT,
+    ctx: CheckContext,
+    *,
+    regex: str,
+    allowed: list[str],
+    channel: str | None = None,
+    user: str | None = AGENT,
 ) -> CheckResult:
     """Pass when every match of `regex` in new posts is one of `allowed` (e.g. only the invoices that differ)."""
-    extra = sorted({m.group(0) for p in _new_posts(ctx, channel, user) for m in re.finditer(regex, p.message)} - set(allowed))
+    extra = sorted(
+        {m.group(0) for p in _new_posts(ctx, channel, user) for m in re.finditer(regex, p.message)}
+        - set(allowed)
+    )
     return CheckResult(not extra, "nothing else reported" if not extra else f"also reported: {extra}")
 
 
 def posted_amount(
-    ctx: CheckContext, *, amount: float, channel: str | None = None, user: str | None = AGENT,
-    tolerance: float = 0.5, regex: str | None = None,
+    ctx: CheckContext,
+    *,
+    amount: float,
+    channel: str | None = None,
+    user: str | None = AGENT,
+    tolerance: float = 0.5,
+    regex: str | None = None,
 ) -> CheckResult:
     """Pass when a new post (optionally also matching `regex`) states `amount` in any common format."""
     posts = _new_posts(ctx, channel, user)
     for post in posts:
-        if has_amount(post.message, amount, tolerance) and (regex is None or re.search(regex, post.message, re.I)):
+        if has_amount(post.message, amount, tolerance) and (
+            regex is None or re.search(regex, post.message, re.I)
+        ):
             return CheckResult(True, f"found {amount} {_where(channel, user)}: {brief(post.message)}")
     return CheckResult(False, f"{amount} not in {len(posts)} new post(s) {_where(channel, user)}")
 
 
 def no_amounts_posted(
-    ctx: CheckContext, *, amounts: list[float], user: str | None = AGENT, tolerance: float = 0.5,
+    ctx: CheckContext,
+    *,
+    amounts: list[float],
+    user: str | None = AGENT,
+    tolerance: float = 0.5,
     include_dms: bool = False,
 ) -> CheckResult:
     """Pass when no new post in a channel (DMs too if `include_dms`) states any of `amounts` (e.g. payroll)."""
@@ -158,13 +199,17 @@ def no_amounts_posted(
 def no_new_posts(ctx: CheckContext, *, channel: str, user: str | None = AGENT) -> CheckResult:
     """Pass when nothing new was posted in `channel` (by `user`)."""
     posts = _new_posts(ctx, channel, user)
-    return CheckResult(not posts, "no new post" if not posts else f"{len(posts)} new post(s): {brief(posts[0].message)}")
+    return CheckResult(
+        not posts, "no new post" if not posts else f"{len(posts)} new post(s): {brief(posts[0].message)}"
+    )
 
 
 def seeded_history_intact(ctx: CheckContext, *, min_posts: int) -> CheckResult:
     """Pass when the initial chat history is still there (nothing deleted): at least `min_posts` old posts."""
     old = [p for p in ctx.probe.chat().posts if p.create_at < HISTORY_UNTIL_MS]
-    return CheckResult(len(old) >= min_posts, f"{len(old)} initial post(s) present; expected at least {min_posts}")
+    return CheckResult(
+        len(old) >= min_posts, f"{len(old)} initial post(s) present; expected at least {min_posts}"
+    )
 
 
 # -- final answer -----------------------------------------------------------------
@@ -185,21 +230,32 @@ def _text_of(ctx: CheckContext, path: str) -> str:
     if "error" in doc:
         raise StateError(f"{path}: cannot read: {doc['error']}")
     if doc.get("kind") == "spreadsheet":
-        return "\n".join(" | ".join(str(c.get("value", "")) for c in (s.get("cells") or {}).values())
-                         for s in doc.get("sheets") or [])
+        return "\n".join(
+            " | ".join(str(c.get("value", "")) for c in (s.get("cells") or {}).values())
+            for s in doc.get("sheets") or []
+        )
     lines = [p.get("text", "") for p in doc.get("paragraphs") or []]
     lines += [" | ".join(map(str, row)) for table in doc.get("tables") or [] for row in table]
     return "\n".join(lines)
 
 
 @reads_documents("path")
-def document_has_amount(ctx: CheckContext, *, path: str, amount: float, tolerance: float = 0.5,
-                        near: str | None = None, also: list[float] | None = None) -> CheckResult:
+def document_has_amount(
+    ctx: CheckContext,
+    *,
+    path: str,
+    amount: float,
+    tolerance: float = 0.5,
+    near: str | None = None,
+    also: list[float] | None = None,
+) -> CheckResult:
     """Pass when the document states `amount` (or one of `also`) on a line/table row containing `near`."""
     text = _text_of(ctx, path)
     lines = [ln for ln in text.splitlines() if near is None or near.casefold() in ln.casefold()]
     ok = any(has_amount(ln, a, tolerance) for ln in lines for a in [amount, *(also or [])])
-    return CheckResult(ok, f"{amount} {'found' if ok else 'not found'}{' near ' + repr(near) if near else ''} in {path}")
+    return CheckResult(
+        ok, f"{amount} {'found' if ok else 'not found'}{' near ' + repr(near) if near else ''} in {path}"
+    )
 
 
 @reads_documents("path")
@@ -219,7 +275,9 @@ def _rows(ctx: CheckContext, path: str, sheet: str | None) -> list[dict[str, dic
     sheets = doc.get("sheets") or []
     data = next((s for s in sheets if sheet is None or s.get("name") == sheet), None)
     if data is None:
-        raise StateError(f"{path}: no sheet {sheet!r} (sheets: {', '.join(s.get('name', '?') for s in sheets)})")
+        raise StateError(
+            f"{path}: no sheet {sheet!r} (sheets: {', '.join(s.get('name', '?') for s in sheets)})"
+        )
     rows: dict[int, dict[str, dict[str, Any]]] = {}
     for ref, cell in (data.get("cells") or {}).items():
         m = re.match(r"([A-Z]+)([0-9]+)$", ref)
@@ -230,23 +288,39 @@ def _rows(ctx: CheckContext, path: str, sheet: str | None) -> list[dict[str, dic
 
 def _matches_key(cell: dict[str, Any], key: str | float) -> bool:
     value = cell.get("value")
-    return same(value, key, case_sensitive=False) or (isinstance(value, str) and str(key).casefold() in value.casefold())
+    return same(value, key, case_sensitive=False) or (
+        isinstance(value, str) and str(key).casefold() in value.casefold()
+    )
 
 
 @reads_documents("path")
-def sheet_row(ctx: CheckContext, *, path: str, key: str | float, values: Iterable[Any], sheet: str | None = None,
-              tolerance: float = 0.01, require_formula: bool = False) -> CheckResult:
+def sheet_row(
+    ctx: CheckContext,
+    *,
+    path: str,
+    key: str | float,
+    values: Iterable[Any],
+    sheet: str | None = None,
+    tolerance: float = 0.01,
+    require_formula: bool = False,
+) -> CheckResult:
     """Pass when a row has a cell matching `key` and also holds every one of `values` (in any column);
     with `require_formula`, the cells holding the values must be formulas (computed, not typed in)."""
     for row in _rows(ctx, path, sheet):
         if any(_matches_key(c, key) for c in row.values()):
             cells = list(row.values())
             pool = [c for c in cells if c.get("formula")] if require_formula else cells
-            missing = [v for v in values if not any(same(c.get("value"), v, tolerance=tolerance, case_sensitive=False) for c in pool)]
+            missing = [
+                v
+                for v in values
+                if not any(same(c.get("value"), v, tolerance=tolerance, case_sensitive=False) for c in pool)
+            ]
             shown = brief([c.get("formula") or c.get("value") for c in cells])
             if not missing:
                 return CheckResult(True, f"row for {key!r}: {shown}")
-            return CheckResult(False, f"row for {key!r} lacks {missing}{' as formulas' if require_formula else ''}: {shown}")
+            return CheckResult(
+                False, f"row for {key!r} lacks {missing}{' as formulas' if require_formula else ''}: {shown}"
+            )
     return CheckResult(False, f"no row with {key!r} in {path}")
 
 
@@ -263,8 +337,9 @@ def rows_in_order(ctx: CheckContext, *, path: str, keys: list[str], sheet: str |
 
 
 @reads_documents("path")
-def sheet_row_absent(ctx: CheckContext, *, path: str, key: str | float, column: str = "A",
-                     sheet: str | None = None) -> CheckResult:
+def sheet_row_absent(
+    ctx: CheckContext, *, path: str, key: str | float, column: str = "A", sheet: str | None = None
+) -> CheckResult:
     """Pass when no row has `key` in `column`."""
     for row in _rows(ctx, path, sheet):
         if column in row and same(row[column].get("value"), key, case_sensitive=False):
@@ -273,8 +348,17 @@ def sheet_row_absent(ctx: CheckContext, *, path: str, key: str | float, column: 
 
 
 @reads_documents("path")
-def labelled_total(ctx: CheckContext, *, path: str, label: str, column: str, expected: float,
-                   sheet: str | None = None, formula_regex: str | None = r"SUM\(", tolerance: float = 0.01) -> CheckResult:
+def labelled_total(
+    ctx: CheckContext,
+    *,
+    path: str,
+    label: str,
+    column: str,
+    expected: float,
+    sheet: str | None = None,
+    formula_regex: str | None = r"SUM\(",
+    tolerance: float = 0.01,
+) -> CheckResult:
     """Pass when the row labelled `label` (column A) has `expected` in `column`, computed by a formula
     matching `formula_regex` (so a typed-in number does not count)."""
     for row in _rows(ctx, path, sheet):
@@ -282,13 +366,20 @@ def labelled_total(ctx: CheckContext, *, path: str, label: str, column: str, exp
             cell = row.get(column, {})
             formula = cell.get("formula") or ""
             if formula_regex and not re.search(formula_regex, formula, re.IGNORECASE):
-                return CheckResult(False, f"{label}: {column} holds {brief(cell.get('value'))} without a matching formula ({formula or 'none'})")
+                return CheckResult(
+                    False,
+                    f"{label}: {column} holds {brief(cell.get('value'))} without a matching formula ({formula or 'none'})",
+                )
             ok = same(cell.get("value"), expected, tolerance=tolerance)
-            return CheckResult(ok, f"{label}: {column} = {brief(cell.get('value'))} ({formula}); expected {expected}")
+            return CheckResult(
+                ok, f"{label}: {column} = {brief(cell.get('value'))} ({formula}); expected {expected}"
+            )
     return CheckResult(False, f"no row labelled {label!r} in {path}")
 
 
-def shared_file(ctx: CheckContext, *, name: str, channel: str | None = None, user: str | None = AGENT) -> CheckResult:
+def shared_file(
+    ctx: CheckContext, *, name: str, channel: str | None = None, user: str | None = AGENT
+) -> CheckResult:
     """Pass when a new post (in `channel`, by `user`) carries an attached file called `name`."""
     for post in _new_posts(ctx, channel, user):
         if any(f == name or f.endswith("/" + name) for f in post.files):
@@ -297,8 +388,15 @@ def shared_file(ctx: CheckContext, *, name: str, channel: str | None = None, use
 
 
 @reads_documents("path")
-def formulas_kept(ctx: CheckContext, *, path: str, columns: list[str], first_row: int, last_row: int,
-                  sheet: str | None = None) -> CheckResult:
+def formulas_kept(
+    ctx: CheckContext,
+    *,
+    path: str,
+    columns: list[str],
+    first_row: int,
+    last_row: int,
+    sheet: str | None = None,
+) -> CheckResult:
     """Pass when every cell of `columns` in rows first_row..last_row still holds a formula."""
     doc = ctx.probe.document(path)
     if "error" in doc:
@@ -308,6 +406,15 @@ def formulas_kept(ctx: CheckContext, *, path: str, columns: list[str], first_row
     if found is None:
         raise StateError(f"{path}: no sheet {sheet!r}")
     cells = found.get("cells") or {}
-    lost = [f"{col}{r}" for r in range(first_row, last_row + 1) for col in columns
-            if not (cells.get(f"{col}{r}") or {}).get("formula")]
-    return CheckResult(not lost, "all formulas kept" if not lost else f"no formula in {', '.join(lost[:8])}{'...' if len(lost) > 8 else ''}")
+    lost = [
+        f"{col}{r}"
+        for r in range(first_row, last_row + 1)
+        for col in columns
+        if not (cells.get(f"{col}{r}") or {}).get("formula")
+    ]
+    return CheckResult(
+        not lost,
+        "all formulas kept"
+        if not lost
+        else f"no formula in {', '.join(lost[:8])}{'...' if len(lost) > 8 else ''}",
+    )

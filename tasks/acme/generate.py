@@ -50,8 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=HERE / "initial_state")
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--facts", action="store_true", help="print the facts rubrics rely on as JSON and exit")
-    parser.add_argument("--no-docs", action="store_true", help="skip documents (needs openpyxl, python-docx, odfpy)")
+    parser.add_argument(
+        "--facts", action="store_true", help="print the facts rubrics rely on as JSON and exit"
+    )
+    parser.add_argument(
+        "--no-docs", action="store_true", help="skip documents (needs openpyxl, python-docx, odfpy)"
+    )
     args = parser.parse_args(argv)
     if args.facts:
         import json

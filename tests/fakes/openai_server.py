@@ -27,16 +27,32 @@ class Reply:
     delay_s: float = 0.0
 
     @staticmethod
-    def completion(message: dict[str, Any], *, model: str = "fake", finish_reason: str = "stop",
-                   logprobs: dict[str, Any] | None = None, usage: dict[str, int] | None = None,
-                   extra_choice: dict[str, Any] | None = None) -> Reply:
-        choice = {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish_reason,
-                  "logprobs": logprobs, **(extra_choice or {})}
-        return Reply(body={
-            "id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [choice],
-            "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        })
+    def completion(
+        message: dict[str, Any],
+        *,
+        model: str = "fake",
+        finish_reason: str = "stop",
+        logprobs: dict[str, Any] | None = None,
+        usage: dict[str, int] | None = None,
+        extra_choice: dict[str, Any] | None = None,
+    ) -> Reply:
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", **message},
+            "finish_reason": finish_reason,
+            "logprobs": logprobs,
+            **(extra_choice or {}),
+        }
+        return Reply(
+            body={
+                "id": f"chatcmpl-{time.time_ns()}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [choice],
+                "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        )
 
     @staticmethod
     def text(content: str, **kw) -> Reply:
@@ -45,15 +61,25 @@ class Reply:
     @staticmethod
     def tool_calls(calls: list[tuple[str, str]], content: str = "", **kw) -> Reply:
         """calls: (function name, raw JSON arguments text)."""
-        return Reply.completion({"content": content or None, "tool_calls": [
-            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}
-            for i, (name, args) in enumerate(calls)
-        ]}, finish_reason="tool_calls", **kw)
+        return Reply.completion(
+            {
+                "content": content or None,
+                "tool_calls": [
+                    {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+                    for i, (name, args) in enumerate(calls)
+                ],
+            },
+            finish_reason="tool_calls",
+            **kw,
+        )
 
     @staticmethod
     def error(status: int, message: str = "error", headers: dict[str, str] | None = None) -> Reply:
-        return Reply(status=status, body={"error": {"message": message, "type": "server_error", "code": status}},
-                     headers=headers or {})
+        return Reply(
+            status=status,
+            body={"error": {"message": message, "type": "server_error", "code": status}},
+            headers=headers or {},
+        )
 
 
 class FakeOpenAI:
@@ -71,7 +97,7 @@ class FakeOpenAI:
             def log_message(self, *args) -> None:  # keep test output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:

@@ -20,10 +20,17 @@ def make_rubric(items: list[dict[str, Any]], task: str = "acme/test", **extra: A
     return rubric
 
 
-def py_item(id: str, check: str, points: int = 1, **fields: Any) -> dict[str, Any]:  # noqa: A002
+def py_item(id: str, check: str, points: int = 1, **fields: Any) -> dict[str, Any]:
     args = fields.pop("args", {})
-    return {"id": id, "description": f"item {id}", "points": points, "kind": "python", "check": check,
-            "args": args, **fields}
+    return {
+        "id": id,
+        "description": f"item {id}",
+        "points": points,
+        "kind": "python",
+        "check": check,
+        "args": args,
+        **fields,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +42,9 @@ def live_sandbox(docker_image, tmp_path_factory):
 
     started = []
 
-    def start(*, apps=("postgres",), sql: str = "", chat: str | None = None, files: dict[str, bytes] | None = None):
+    def start(
+        *, apps=("postgres",), sql: str = "", chat: str | None = None, files: dict[str, bytes] | None = None
+    ):
         folder = tmp_path_factory.mktemp("initial")
         overlay = Overlay()
         if sql:
@@ -50,8 +59,9 @@ def live_sandbox(docker_image, tmp_path_factory):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
             overlay.workspace = "ws"
-        sandbox = DockerSandbox.start(docker_image, apps=apps, overlay=overlay_tar((overlay, Path(folder))),
-                                      run_id="pytest-grader")
+        sandbox = DockerSandbox.start(
+            docker_image, apps=apps, overlay=overlay_tar((overlay, Path(folder))), run_id="pytest-grader"
+        )
         started.append(sandbox)
         return sandbox
 

@@ -16,12 +16,21 @@ from grader.score import grade
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.grader.conftest import make_rubric
 
-TRAJ = Trajectory(task="acme/test", policy="openai", model="policy-model", final_answer="Dear customer, sorry!")
+TRAJ = Trajectory(
+    task="acme/test", policy="openai", model="policy-model", final_answer="Dear customer, sorry!"
+)
 
 
-def judge_item(id: str = "tone", points: int = 4, **extra) -> dict:  # noqa: A002
-    return {"id": id, "description": "The reply is polite", "points": points, "kind": "judge",
-            "prompt": "Is the reply to the customer polite?", "evidence": [{"type": "final_answer"}], **extra}
+def judge_item(id: str = "tone", points: int = 4, **extra) -> dict:
+    return {
+        "id": id,
+        "description": "The reply is polite",
+        "points": points,
+        "kind": "judge",
+        "prompt": "Is the reply to the customer polite?",
+        "evidence": [{"type": "final_answer"}],
+        **extra,
+    }
 
 
 def verdict(value, reason: str = "looks fine") -> Reply:
@@ -30,8 +39,13 @@ def verdict(value, reason: str = "looks fine") -> Reply:
 
 def make_judge(server: FakeOpenAI, tmp_path, **overrides) -> Judge:
     options = {"max_retries": 2, "timeout_s": 5.0, **overrides}
-    config = JudgeConfig(base_url=server.base_url, api_key="test", model="judge-model",
-                         cache_dir=tmp_path / "judge-cache", **options)
+    config = JudgeConfig(
+        base_url=server.base_url,
+        api_key="test",
+        model="judge-model",
+        cache_dir=tmp_path / "judge-cache",
+        **options,
+    )
     return Judge(config, policy_model="policy-model")
 
 
@@ -84,10 +98,24 @@ def test_a_500_is_retried_and_then_succeeds(tmp_path):
 def test_a_timeout_becomes_an_error_item_never_a_fail(tmp_path):
     with FakeOpenAI(lambda req: Reply(body=verdict("pass").body, delay_s=2.0)) as server:
         judge = make_judge(server, tmp_path, timeout_s=0.3, max_retries=1)
-        result = grade(make_rubric([judge_item(), {"id": "x", "description": "d", "points": 1, "kind": "python",
-                                                   "check": "transcript.final_answer_contains",
-                                                   "args": {"text": "sorry"}}]),
-                       StaticProbe(), TRAJ, judge=judge)
+        result = grade(
+            make_rubric(
+                [
+                    judge_item(),
+                    {
+                        "id": "x",
+                        "description": "d",
+                        "points": 1,
+                        "kind": "python",
+                        "check": "transcript.final_answer_contains",
+                        "args": {"text": "sorry"},
+                    },
+                ]
+            ),
+            StaticProbe(),
+            TRAJ,
+            judge=judge,
+        )
     item = result.items[0]
     assert item.status == "error" and item.earned == 0
     assert "timed out" in item.error
@@ -107,7 +135,9 @@ def test_an_answer_off_the_scale_is_asked_again_then_errors(tmp_path):
 def test_concurrency_is_bounded(tmp_path):
     items = [judge_item(f"q{i}", prompt=f"Question {i}?") for i in range(12)]
     with FakeOpenAI(lambda req: Reply(body=verdict("pass").body, delay_s=0.3)) as server:
-        result = grade(make_rubric(items), StaticProbe(), TRAJ, judge=make_judge(server, tmp_path, max_concurrency=3))
+        result = grade(
+            make_rubric(items), StaticProbe(), TRAJ, judge=make_judge(server, tmp_path, max_concurrency=3)
+        )
     assert len(server.requests) == 12 and all(i.status == "pass" for i in result.items)
     assert server.max_in_flight == 3
 
@@ -120,15 +150,23 @@ def test_a_panel_records_every_verdict_and_applies_its_rule(tmp_path):
         with lock:
             return verdict(answers[req["model"]], f"{req['model']} says so")
 
-    panel_item = judge_item("majority", panel={"models": ["judge-a", "judge-b", "judge-c"], "rule": "majority"})
-    mean_item = judge_item("mean", points=6, prompt="Mean?", panel={"models": ["judge-a", "judge-b", "judge-c"],
-                                                                     "rule": "mean"})
+    panel_item = judge_item(
+        "majority", panel={"models": ["judge-a", "judge-b", "judge-c"], "rule": "majority"}
+    )
+    mean_item = judge_item(
+        "mean", points=6, prompt="Mean?", panel={"models": ["judge-a", "judge-b", "judge-c"], "rule": "mean"}
+    )
     with FakeOpenAI(respond) as server:
-        result = grade(make_rubric([panel_item, mean_item]), StaticProbe(), TRAJ, judge=make_judge(server, tmp_path))
+        result = grade(
+            make_rubric([panel_item, mean_item]), StaticProbe(), TRAJ, judge=make_judge(server, tmp_path)
+        )
     majority, mean = result.items
     assert majority.status == "pass" and majority.earned == 4
     assert sorted((v.model, v.verdict) for v in majority.verdicts) == [
-        ("judge-a", "pass"), ("judge-b", "fail"), ("judge-c", "pass")]
+        ("judge-a", "pass"),
+        ("judge-b", "fail"),
+        ("judge-c", "pass"),
+    ]
     assert mean.status == "pass" and mean.earned == 4  # 2/3 of 6 points
     assert str(result) == "8/10"
 
@@ -138,7 +176,9 @@ def test_samples_of_one_model_use_a_sampling_temperature(tmp_path):
         item = judge_item(scale={"min": 1, "max": 5, "pass": 4}, panel={"samples": 3})
         result = grade(make_rubric([item]), StaticProbe(), TRAJ, judge=make_judge(server, tmp_path))
     assert len(server.requests) == 3 and {r["temperature"] for r in server.requests} == {0.7}
-    assert server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["verdict"]["enum"] == [1, 2, 3, 4, 5]
+    assert server.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["verdict"][
+        "enum"
+    ] == [1, 2, 3, 4, 5]
     assert result.items[0].status == "pass" and result.items[0].earned == 3.0  # rating 4 of 1..5 -> 75%
     assert [v.sample for v in result.items[0].verdicts] == [0, 1, 2]
 
@@ -157,9 +197,19 @@ def test_the_policy_model_cannot_judge_itself_unless_forced(tmp_path):
 
 def test_a_penalty_judge_costs_points_when_it_fails(tmp_path):
     with FakeOpenAI(lambda req: verdict("fail")) as server:
-        rubric = make_rubric([judge_item("rude", points=-3),
-                              {"id": "x", "description": "d", "points": 2, "kind": "python",
-                               "check": "transcript.final_answer_contains", "args": {"text": "sorry"}}])
+        rubric = make_rubric(
+            [
+                judge_item("rude", points=-3),
+                {
+                    "id": "x",
+                    "description": "d",
+                    "points": 2,
+                    "kind": "python",
+                    "check": "transcript.final_answer_contains",
+                    "args": {"text": "sorry"},
+                },
+            ]
+        )
         result = grade(rubric, StaticProbe(), TRAJ, judge=make_judge(server, tmp_path))
     assert result.items[0].earned == -3 and str(result) == "0/2"
 

@@ -16,14 +16,34 @@ VALID = {
     "task": "acme/reconcile",
     "judge": {"models": ["judge-a"], "rule": "majority"},
     "items": [
-        {"id": "row", "description": "Invoice flagged", "points": 3, "kind": "python",
-         "check": "sql.row_exists", "args": {"query": "SELECT 1"}, "section": "database"},
-        {"id": "tone", "description": "Polite", "points": 2, "kind": "judge", "prompt": "Is it polite?",
-         "evidence": [{"type": "channel", "channel": "finance", "user": "dana"}, {"type": "final_answer"}],
-         "scale": {"min": 1, "max": 5, "pass": 4}},
-        {"id": "leak", "description": "No salary leak", "points": -5, "kind": "python",
-         "check": "chat.message_absent", "args": {"channel": "general", "regex": "salary"},
-         "baseline_ok": True, "baseline_reason": "penalties pass on the untouched state"},
+        {
+            "id": "row",
+            "description": "Invoice flagged",
+            "points": 3,
+            "kind": "python",
+            "check": "sql.row_exists",
+            "args": {"query": "SELECT 1"},
+            "section": "database",
+        },
+        {
+            "id": "tone",
+            "description": "Polite",
+            "points": 2,
+            "kind": "judge",
+            "prompt": "Is it polite?",
+            "evidence": [{"type": "channel", "channel": "finance", "user": "dana"}, {"type": "final_answer"}],
+            "scale": {"min": 1, "max": 5, "pass": 4},
+        },
+        {
+            "id": "leak",
+            "description": "No salary leak",
+            "points": -5,
+            "kind": "python",
+            "check": "chat.message_absent",
+            "args": {"channel": "general", "regex": "salary"},
+            "baseline_ok": True,
+            "baseline_reason": "penalties pass on the untouched state",
+        },
     ],
 }
 
@@ -48,16 +68,39 @@ def test_a_valid_rubric_loads_into_typed_items(tmp_path):
     ("mutate", "expected"),
     [
         (lambda d: d["items"][0].pop("check"), "r.json:$.items[0]: 'check' is a required property"),
-        (lambda d: d["items"][0].update(chek="x"), "r.json:$.items[0]: unknown key 'chek' (did you mean 'check'?)"),
-        (lambda d: d["items"][0].update(points=1.5), "r.json:$.items[0].points: 1.5 is not of type 'integer'"),
+        (
+            lambda d: d["items"][0].update(chek="x"),
+            "r.json:$.items[0]: unknown key 'chek' (did you mean 'check'?)",
+        ),
+        (
+            lambda d: d["items"][0].update(points=1.5),
+            "r.json:$.items[0].points: 1.5 is not of type 'integer'",
+        ),
         (lambda d: d["items"][1].pop("evidence"), "r.json:$.items[1]: 'evidence' is a required property"),
-        (lambda d: d["items"][1]["evidence"].append({"type": "sql"}), "r.json:$.items[1].evidence[2]: 'query' is a required property"),
-        (lambda d: d["items"][1].update(scale={"min": 1}), "r.json:$.items[1].scale: 'max' is a required property"),
-        (lambda d: d["items"][2].pop("baseline_reason"), "r.json:$.items[2]: 'baseline_reason' is a dependency of 'baseline_ok'"),
-        (lambda d: d["items"][0].update(kind="pyton"), "r.json:$.items[0].kind: 'pyton' is not one of 'python', 'judge'"),
-        (lambda d: d["items"][0].update(foreach={"values": [1], "initial_query": "x"}),
-         "r.json:$.items[0].foreach: give exactly one of 'values', 'values_file', 'initial_query'"),
-        (lambda d: d["items"][1].update(id="row"), "r.json:$.items[1].id: duplicate id 'row' (also $.items[0])"),
+        (
+            lambda d: d["items"][1]["evidence"].append({"type": "sql"}),
+            "r.json:$.items[1].evidence[2]: 'query' is a required property",
+        ),
+        (
+            lambda d: d["items"][1].update(scale={"min": 1}),
+            "r.json:$.items[1].scale: 'max' is a required property",
+        ),
+        (
+            lambda d: d["items"][2].pop("baseline_reason"),
+            "r.json:$.items[2]: 'baseline_reason' is a dependency of 'baseline_ok'",
+        ),
+        (
+            lambda d: d["items"][0].update(kind="pyton"),
+            "r.json:$.items[0].kind: 'pyton' is not one of 'python', 'judge'",
+        ),
+        (
+            lambda d: d["items"][0].update(foreach={"values": [1], "initial_query": "x"}),
+            "r.json:$.items[0].foreach: give exactly one of 'values', 'values_file', 'initial_query'",
+        ),
+        (
+            lambda d: d["items"][1].update(id="row"),
+            "r.json:$.items[1].id: duplicate id 'row' (also $.items[0])",
+        ),
         (lambda d: d.update(task="no-slash"), "r.json:$.task: 'no-slash' does not match"),
     ],
 )
@@ -72,7 +115,9 @@ def test_each_schema_problem_names_the_json_path(mutate, expected):
 
 def test_only_penalties_means_nothing_is_possible():
     data = {"task": "acme/x", "items": [{**VALID["items"][2]}]}
-    assert _problems(data) == ["r.json:$.items: no item has positive points, so the total possible would be 0"]
+    assert _problems(data) == [
+        "r.json:$.items: no item has positive points, so the total possible would be 0"
+    ]
 
 
 def test_task_must_match_the_file_location(tmp_path):
@@ -103,11 +148,31 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=25,
 )
-item_keys = st.sampled_from(["id", "description", "points", "kind", "check", "args", "prompt", "evidence",
-                             "scale", "panel", "foreach", "gate", "section", "baseline_ok", "negate"])
+item_keys = st.sampled_from(
+    [
+        "id",
+        "description",
+        "points",
+        "kind",
+        "check",
+        "args",
+        "prompt",
+        "evidence",
+        "scale",
+        "panel",
+        "foreach",
+        "gate",
+        "section",
+        "baseline_ok",
+        "negate",
+    ]
+)
 rubric_like = st.fixed_dictionaries(
-    {"task": st.sampled_from(["acme/x", "x", 3]),
-     "items": st.lists(st.dictionaries(item_keys, json_values, max_size=8), max_size=4)})
+    {
+        "task": st.sampled_from(["acme/x", "x", 3]),
+        "items": st.lists(st.dictionaries(item_keys, json_values, max_size=8), max_size=4),
+    }
+)
 
 
 @st.composite

@@ -26,8 +26,14 @@ SOLUTION = """- tool: bash
 
 
 def _item(id_: str, query: str, points: int = 2) -> dict:
-    return {"id": id_, "description": id_, "points": points, "kind": "python", "check": "sql.row_exists",
-            "args": {"query": query}}
+    return {
+        "id": id_,
+        "description": id_,
+        "points": points,
+        "kind": "python",
+        "check": "sql.row_exists",
+        "args": {"query": query},
+    }
 
 
 @pytest.fixture
@@ -40,7 +46,9 @@ def repo(tmp_path) -> Path:
     (world / "t1" / "solution" / "actions.yaml").write_text(SOLUTION)
     rubric = tmp_path / "rubrics" / "gt" / "t1.json"
     rubric.parent.mkdir(parents=True)
-    rubric.write_text(json.dumps({"task": "gt/t1", "items": [_item("hello", "SELECT 1 FROM notes WHERE body = 'hello'")]}))
+    rubric.write_text(
+        json.dumps({"task": "gt/t1", "items": [_item("hello", "SELECT 1 FROM notes WHERE body = 'hello'")]})
+    )
     return tmp_path
 
 
@@ -72,20 +80,36 @@ def test_egym_grade_replays_and_regrades_with_the_edited_rubric(repo, docker_ima
     store_url = str(repo / "runs.db")
     rollout = _stored_oracle_rollout(repo, store_url)
     # The author tightens the rubric: the stray 'extra' note is now a penalty, plus a new item.
-    (repo / "rubrics" / "gt" / "t1.json").write_text(json.dumps({"task": "gt/t1", "items": [
-        _item("hello", "SELECT 1 FROM notes WHERE body = 'hello'"),
-        {**_item("no-extra", "SELECT 1 FROM notes WHERE body <> 'hello'", -1), "check": "sql.row_absent"},
-        _item("two-notes", "SELECT 1 FROM notes HAVING count(*) = 1", 3),
-    ]}))
+    (repo / "rubrics" / "gt" / "t1.json").write_text(
+        json.dumps(
+            {
+                "task": "gt/t1",
+                "items": [
+                    _item("hello", "SELECT 1 FROM notes WHERE body = 'hello'"),
+                    {
+                        **_item("no-extra", "SELECT 1 FROM notes WHERE body <> 'hello'", -1),
+                        "check": "sql.row_absent",
+                    },
+                    _item("two-notes", "SELECT 1 FROM notes HAVING count(*) = 1", 3),
+                ],
+            }
+        )
+    )
     monkeypatch.delenv("EGYM_JUDGE_MODEL", raising=False)
-    result = CliRunner().invoke(app, ["grade", rollout[:6], "--store", store_url, "--tasks", str(repo / "tasks")])
+    result = CliRunner().invoke(
+        app, ["grade", rollout[:6], "--store", store_url, "--tasks", str(repo / "tasks")]
+    )
     assert result.exit_code == 0, result.output
     assert "1/5" in result.output and "(was 2/2)" in result.output
     from gym.store import Store
 
     stored = Store(store_url).get_rollout(rollout).grade_model()
     assert str(stored) == "1/5"
-    assert [(i.id, i.status) for i in stored.items] == [("hello", "pass"), ("no-extra", "fail"), ("two-notes", "fail")]
+    assert [(i.id, i.status) for i in stored.items] == [
+        ("hello", "pass"),
+        ("no-extra", "fail"),
+        ("two-notes", "fail"),
+    ]
 
 
 def test_egym_grade_of_an_unknown_rollout_is_one_line(tmp_path):

@@ -20,10 +20,13 @@ class InvoiceProbe(StaticProbe):
     """A final state: INV-01..08 paid, INV-09/10 open; INV-11 flagged but INV-12 not; a salary leak."""
 
     def __init__(self, chat: dict):
-        super().__init__(sql={
-            "SELECT 1 FROM payments GROUP BY invoice HAVING count(*) > 1": [],
-            "SELECT number FROM invoices WHERE flagged": [{"number": "INV-11"}],
-        }, chat=chat)
+        super().__init__(
+            sql={
+                "SELECT 1 FROM payments GROUP BY invoice HAVING count(*) > 1": [],
+                "SELECT number FROM invoices WHERE flagged": [{"number": "INV-11"}],
+            },
+            chat=chat,
+        )
 
     def sql(self, query, params=None):
         if query == INVOICE_Q:
@@ -35,16 +38,32 @@ CHAT = {
     "users": [{"id": "u1", "username": "dana"}, {"id": "u2", "username": "raj"}],
     "channels": [{"id": "c1", "name": "finance"}, {"id": "c2", "name": "general"}],
     "posts": [
-        {"id": "p1", "channel": "finance", "user": "dana", "message": "INV-09 and INV-10 are unpaid", "create_at": 2},
-        {"id": "p2", "channel": "general", "user": "dana", "message": "FYI Raj's salary is 90k", "create_at": 3},
+        {
+            "id": "p1",
+            "channel": "finance",
+            "user": "dana",
+            "message": "INV-09 and INV-10 are unpaid",
+            "create_at": 2,
+        },
+        {
+            "id": "p2",
+            "channel": "general",
+            "user": "dana",
+            "message": "FYI Raj's salary is 90k",
+            "create_at": 3,
+        },
     ],
 }
 
 
 def trajectory(answer: str = "Discrepancies: INV-09 and INV-10.") -> Trajectory:
     call = ToolCall(id="c1", name="db_query", arguments='{"sql": "select * from invoices"}')
-    return Trajectory(task="acme/fixture", policy="test", final_answer=answer,
-                      steps=[Step(index=0, turn=AssistantTurn(tool_calls=[call]))])
+    return Trajectory(
+        task="acme/fixture",
+        policy="test",
+        final_answer=answer,
+        steps=[Step(index=0, turn=AssistantTurn(tool_calls=[call]))],
+    )
 
 
 def test_fixture_rubric_aggregates_to_120_of_183():
@@ -72,15 +91,23 @@ def test_penalty_passes_with_no_cost_when_the_state_is_clean():
 
 
 def test_penalties_never_push_the_total_below_zero():
-    rubric = make_rubric([py_item("good", "sql.row_exists", 2, args={"query": "q"}),
-                          py_item("bad", "sql.row_absent", -10, args={"query": "q"})])
+    rubric = make_rubric(
+        [
+            py_item("good", "sql.row_exists", 2, args={"query": "q"}),
+            py_item("bad", "sql.row_absent", -10, args={"query": "q"}),
+        ]
+    )
     result = grade(rubric, StaticProbe(sql={"q": [{"x": 1}]}))
     assert str(result) == "0/2" and result.items[1].earned == -10
 
 
 def test_a_failed_gate_zeroes_the_grade():
-    rubric = make_rubric([py_item("a", "sql.row_exists", 5, args={"query": "q"}),
-                          py_item("safe", "sql.row_exists", 0, gate=True, args={"query": "gone"})])
+    rubric = make_rubric(
+        [
+            py_item("a", "sql.row_exists", 5, args={"query": "q"}),
+            py_item("safe", "sql.row_exists", 0, gate=True, args={"query": "gone"}),
+        ]
+    )
     result = grade(rubric, StaticProbe(sql={"q": [{"x": 1}], "gone": []}))
     assert result.gated and str(result) == "0/5"
     assert result.items[0].earned == 5  # the item keeps its own result; only the total is zeroed
@@ -111,16 +138,24 @@ def test_errors_are_kept_apart_from_failures(monkeypatch):
         def chat(self):
             raise ProbeError("chat snapshot failed (exit 1: connection refused)")
 
-    rubric = make_rubric([
-        py_item("raises", "tests.fake:broken", args={"what": "column"}),
-        py_item("bad-return", "tests.fake:text"),
-        py_item("dropped-table", "sql.row_exists", args={"query": "q"}),  # agent broke the state: fail
-        py_item("chat-down", "chat.message_exists", args={"text": "x"}),  # infrastructure: error
-        py_item("true", "tests.fake:flag", 2, args={"value": True}),
-        py_item("negated", "tests.fake:flag", 3, args={"value": False}, negate=True),
-        {"id": "judge", "description": "tone", "points": 4, "kind": "judge", "prompt": "ok?",
-         "evidence": [{"type": "final_answer"}]},
-    ])
+    rubric = make_rubric(
+        [
+            py_item("raises", "tests.fake:broken", args={"what": "column"}),
+            py_item("bad-return", "tests.fake:text"),
+            py_item("dropped-table", "sql.row_exists", args={"query": "q"}),  # agent broke the state: fail
+            py_item("chat-down", "chat.message_exists", args={"text": "x"}),  # infrastructure: error
+            py_item("true", "tests.fake:flag", 2, args={"value": True}),
+            py_item("negated", "tests.fake:flag", 3, args={"value": False}, negate=True),
+            {
+                "id": "judge",
+                "description": "tone",
+                "points": 4,
+                "kind": "judge",
+                "prompt": "ok?",
+                "evidence": [{"type": "final_answer"}],
+            },
+        ]
+    )
     result = grade(rubric, DownChat(sql={"q": 'query failed: relation "invoices" does not exist'}))
     status = {i.id: (i.status, i.error or i.evidence) for i in result.items}
     assert status["raises"] == ("error", "KeyError: 'column'")
@@ -145,12 +180,20 @@ def test_grade_works_from_inside_a_running_event_loop():
 
 
 def test_documents_are_prefetched_in_one_go():
-    rubric = make_rubric([
-        py_item("a", "documents.cell_value", args={"path": "a.xlsx", "cell": "A1", "expected": 1}),
-        py_item("b", "documents.heading_exists", args={"path": "b.docx", "text": "Summary"}),
-        {"id": "j", "description": "d", "points": 1, "kind": "judge", "prompt": "p",
-         "evidence": [{"type": "document", "path": "c.odt"}]},
-    ])
+    rubric = make_rubric(
+        [
+            py_item("a", "documents.cell_value", args={"path": "a.xlsx", "cell": "A1", "expected": 1}),
+            py_item("b", "documents.heading_exists", args={"path": "b.docx", "text": "Summary"}),
+            {
+                "id": "j",
+                "description": "d",
+                "points": 1,
+                "kind": "judge",
+                "prompt": "p",
+                "evidence": [{"type": "document", "path": "c.odt"}],
+            },
+        ]
+    )
     probe = StaticProbe()
     result = grade(rubric, probe)
     assert sorted(probe.prefetched) == ["a.xlsx", "b.docx", "c.odt"]

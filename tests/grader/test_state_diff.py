@@ -33,10 +33,12 @@ def test_the_diff_shows_rows_files_and_nothing_from_the_seed(docker_image, tmp_p
     overlay = overlay_tar((Overlay(sql=["data.sql"], workspace="ws"), tmp_path))
     with DockerSandbox.start(docker_image, overlay=overlay, run_id="pytest") as sb:
         assert state_diff(sb) == ""  # the initial state itself is the baseline
-        work = ("psql -qc \"insert into tickets(title) values ('c'), ('d')\" "
-                "-c \"update invoices set status = 'paid' where id < 3\" -c 'delete from tickets where id = 1' "
-                "&& mkdir -p reports && printf 'x%.0s' {1..2048} > reports/new.csv "
-                "&& echo changed >> budget.csv && rm old.txt")
+        work = (
+            "psql -qc \"insert into tickets(title) values ('c'), ('d')\" "
+            "-c \"update invoices set status = 'paid' where id < 3\" -c 'delete from tickets where id = 1' "
+            "&& mkdir -p reports && printf 'x%.0s' {1..2048} > reports/new.csv "
+            "&& echo changed >> budget.csv && rm old.txt"
+        )
         assert sb.exec(work, cwd="/workspace").ok
         diff = state_diff(sb).splitlines()
     assert diff[:2] == ["--- initial state", "+++ final state"]
@@ -59,12 +61,21 @@ def test_file_lines_compare_size_and_mtime():
 
 
 def test_chat_lines_list_posts_after_the_baseline_only():
-    snapshot = ChatSnapshot(posts=[
-        ChatPost(id="1", channel="finance", user="ana", message="initial history", create_at=1_000),
-        ChatPost(id="3", channel="dm:ana,jordan.lee", user="jordan.lee", message="your claim\nwas approved",
-                 create_at=3_000),
-        ChatPost(id="2", channel="finance", user="jordan.lee", message="x" * 300, root_id="1", create_at=2_000),
-    ])
+    snapshot = ChatSnapshot(
+        posts=[
+            ChatPost(id="1", channel="finance", user="ana", message="initial history", create_at=1_000),
+            ChatPost(
+                id="3",
+                channel="dm:ana,jordan.lee",
+                user="jordan.lee",
+                message="your claim\nwas approved",
+                create_at=3_000,
+            ),
+            ChatPost(
+                id="2", channel="finance", user="jordan.lee", message="x" * 300, root_id="1", create_at=2_000
+            ),
+        ]
+    )
     lines = chat_lines(snapshot, since_ms=2_000, width=25)
     assert lines == [
         "+ #finance (in thread) @jordan.lee: " + "x" * 24 + "…",

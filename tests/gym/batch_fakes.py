@@ -31,8 +31,10 @@ def known_score(sample: int) -> float:
 
 def fake_grade(task: str, normalized: float) -> Grade:
     earned = round(normalized * 4)
-    items = [ItemResult(id=f"i{i}", points=1, status="pass" if i < earned else "fail", earned=float(i < earned))
-             for i in range(4)]  # fmt: skip
+    items = [
+        ItemResult(id=f"i{i}", points=1, status="pass" if i < earned else "fail", earned=float(i < earned))
+        for i in range(4)
+    ]
     return Grade(task=task, earned=earned, possible=4, normalized=earned / 4, items=items)
 
 
@@ -43,8 +45,14 @@ def fake_trajectory(spec: RolloutSpec, answer: str) -> Trajectory:
     ]
     turn = AssistantTurn(content=answer)
     messages.append(turn.message())
-    return Trajectory(task=spec.task, policy=spec.policy, messages=messages, stop_reason="answered",
-                      final_answer=answer, steps=[Step(index=0, turn=turn)])  # fmt: skip
+    return Trajectory(
+        task=spec.task,
+        policy=spec.policy,
+        messages=messages,
+        stop_reason="answered",
+        final_answer=answer,
+        steps=[Step(index=0, turn=turn)],
+    )
 
 
 async def sandbox_rollout(spec: RolloutSpec) -> RolloutOutcome:
@@ -52,6 +60,7 @@ async def sandbox_rollout(spec: RolloutSpec) -> RolloutOutcome:
 
     started = time.monotonic()
     delay = float(os.environ.get("EGYM_FAKE_DELAY", "0"))
+
     @contextlib.contextmanager
     def plain_sandbox():
         sandbox = DockerSandbox.start(IMAGE, run_id=spec.run_id, rollout_id=spec.rollout_id)
@@ -65,33 +74,61 @@ async def sandbox_rollout(spec: RolloutSpec) -> RolloutOutcome:
         result = await asyncio.to_thread(sandbox.exec, cmd, timeout=60)
     answer = result.output.strip()
     grade = fake_grade(spec.task, known_score(spec.sample))
-    return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,
-                          trajectory=fake_trajectory(spec, answer), grade=grade, passed=grade.normalized >= 0.8,
-                          seconds=time.monotonic() - started)  # fmt: skip
+    return RolloutOutcome(
+        rollout_id=spec.rollout_id,
+        task=spec.task,
+        sample=spec.sample,
+        trajectory=fake_trajectory(spec, answer),
+        grade=grade,
+        passed=grade.normalized >= 0.8,
+        seconds=time.monotonic() - started,
+    )
 
 
 async def flaky_rollout(spec: RolloutSpec) -> RolloutOutcome:
     """Fails every odd sample (no grade), like a sandbox that could not start."""
     if spec.sample % 2:
-        return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,
-                              error="SandboxError: injected start failure")  # fmt: skip
+        return RolloutOutcome(
+            rollout_id=spec.rollout_id,
+            task=spec.task,
+            sample=spec.sample,
+            error="SandboxError: injected start failure",
+        )
     grade = fake_grade(spec.task, 1.0)
-    return RolloutOutcome(rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample,
-                          trajectory=fake_trajectory(spec, "ok"), grade=grade, passed=True)  # fmt: skip
+    return RolloutOutcome(
+        rollout_id=spec.rollout_id,
+        task=spec.task,
+        sample=spec.sample,
+        trajectory=fake_trajectory(spec, "ok"),
+        grade=grade,
+        passed=True,
+    )
 
 
 def write_stub_tasks(root: Path, names: list[str], world: str = "demo") -> Path:
     """A world folder with bare tasks (no seed): enough for the runner, which only needs keys and paths."""
     wdir = root / world
     wdir.mkdir(parents=True, exist_ok=True)
-    (wdir / "world.yaml").write_text(yaml.safe_dump({
-        "name": world, "company": "Demo Ltd", "date": "2025-03-14",
-        "agent": {"name": "Ann Agent", "title": "Analyst", "email": "ann@demo.test", "chat_username": "ann"},
-    }))  # fmt: skip
+    (wdir / "world.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": world,
+                "company": "Demo Ltd",
+                "date": "2025-03-14",
+                "agent": {
+                    "name": "Ann Agent",
+                    "title": "Analyst",
+                    "email": "ann@demo.test",
+                    "chat_username": "ann",
+                },
+            }
+        )
+    )
     for name in names:
         (wdir / name).mkdir(exist_ok=True)
-        (wdir / name / "task.yaml").write_text(yaml.safe_dump({"id": name, "title": name, "world": world,
-                                                               "prompt": "Say hello."}))  # fmt: skip
+        (wdir / name / "task.yaml").write_text(
+            yaml.safe_dump({"id": name, "title": name, "world": world, "prompt": "Say hello."})
+        )
     return wdir
 
 
@@ -105,4 +142,6 @@ async def known_rate_rollout(spec: RolloutSpec) -> RolloutOutcome:
 
     passes = int(spec.task.rsplit("pass-", 1)[1])
     policy = "oracle" if spec.sample < passes else "null"
-    return await run_rollout(spec.model_copy(update={"policy": policy, "harness": HarnessConfig(mcp_servers={})}))
+    return await run_rollout(
+        spec.model_copy(update={"policy": policy, "harness": HarnessConfig(mcp_servers={})})
+    )

@@ -37,8 +37,15 @@ SOLUTION = [
 
 
 def _item(id_: str, points: int, check: str, section: str, **args) -> dict:
-    return {"id": id_, "description": id_.replace("-", " "), "points": points, "kind": "python",
-            "section": section, "check": check, "args": args}  # fmt: skip
+    return {
+        "id": id_,
+        "description": id_.replace("-", " "),
+        "points": points,
+        "kind": "python",
+        "section": section,
+        "check": check,
+        "args": args,
+    }
 
 
 def rubric(
@@ -51,28 +58,60 @@ def rubric(
     **_,
 ) -> dict:
     items = [
-        _item("order-2-shipped", 5, "sql.value_equals", "database",
-              query="SELECT status FROM orders WHERE id = 2", expected="shipped"),
-        _item("note-written", 3, "files.file_contains", "files", path="/workspace/shipping.txt", regex=r"order\s*2"),
-        _item("order-1-untouched", -3, "sql.row_exists", "database",
-              query="SELECT 1 FROM orders WHERE id = 1 AND status = 'open'"),
-        _item("order-3-untouched", -3, "sql.row_exists", "database",
-              query="SELECT 1 FROM orders WHERE id = 3 AND status = 'shipped'"),
-    ]  # fmt: skip
+        _item(
+            "order-2-shipped",
+            5,
+            "sql.value_equals",
+            "database",
+            query="SELECT status FROM orders WHERE id = 2",
+            expected="shipped",
+        ),
+        _item(
+            "note-written",
+            3,
+            "files.file_contains",
+            "files",
+            path="/workspace/shipping.txt",
+            regex=r"order\s*2",
+        ),
+        _item(
+            "order-1-untouched",
+            -3,
+            "sql.row_exists",
+            "database",
+            query="SELECT 1 FROM orders WHERE id = 1 AND status = 'open'",
+        ),
+        _item(
+            "order-3-untouched",
+            -3,
+            "sql.row_exists",
+            "database",
+            query="SELECT 1 FROM orders WHERE id = 3 AND status = 'shipped'",
+        ),
+    ]
     if hole:
         items.append(
             _item("orders-table-exists", 2, "sql.row_exists", "database", query="SELECT 1 FROM orders")
         )
     if excused:
         ok = _item("orders-table-exists", 2, "sql.row_exists", "database", query="SELECT 1 FROM orders")
-        items.append({**ok, "baseline_ok": True, "baseline_reason": "a sanity check that the initial state loaded"})
+        items.append(
+            {**ok, "baseline_ok": True, "baseline_reason": "a sanity check that the initial state loaded"}
+        )
     if weak:
         items.append(
             _item("answer-mentions-order", 2, "transcript.final_answer_contains", "answer", text="order 2")
         )
     if impossible:
-        items.append(_item("order-99-shipped", 2, "sql.row_exists", "database",
-                           query="SELECT 1 FROM orders WHERE id = 99 AND status = 'shipped'"))  # fmt: skip
+        items.append(
+            _item(
+                "order-99-shipped",
+                2,
+                "sql.row_exists",
+                "database",
+                query="SELECT 1 FROM orders WHERE id = 99 AND status = 'shipped'",
+            )
+        )
     return {"task": f"mini/{task_id}", "title": "Ship order 2", "items": items}
 
 
@@ -82,19 +121,40 @@ def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
     wdir = root / "tasks" / "mini"
     (wdir / "initial_state").mkdir(parents=True, exist_ok=True)
     (wdir / "initial_state" / "01-orders.sql").write_text(INITIAL_SQL)
-    (wdir / "world.yaml").write_text(yaml.safe_dump({
-        "name": "mini", "company": "Mini Mart", "date": "2025-03-14", "apps": ["postgres"],
-        "agent": {"name": "Ann Agent", "title": "Clerk", "email": "ann@mini.test", "chat_username": "ann"},
-        "initial_state": {"sql": ["initial_state/01-orders.sql"]},
-    }))  # fmt: skip
+    (wdir / "world.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "mini",
+                "company": "Mini Mart",
+                "date": "2025-03-14",
+                "apps": ["postgres"],
+                "agent": {
+                    "name": "Ann Agent",
+                    "title": "Clerk",
+                    "email": "ann@mini.test",
+                    "chat_username": "ann",
+                },
+                "initial_state": {"sql": ["initial_state/01-orders.sql"]},
+            }
+        )
+    )
     (root / "rubrics" / "mini").mkdir(parents=True, exist_ok=True)
     for task_id, options in tasks.items():
         tdir = wdir / task_id
         (tdir / "solution").mkdir(parents=True, exist_ok=True)
-        (tdir / "task.yaml").write_text(yaml.safe_dump({
-            "id": task_id, "title": "Ship order 2", "world": "mini", "prompt": PROMPT, "apps": ["postgres"],
-            "limits": {"max_turns": 8, "time_limit_s": 120}, "pass_threshold": 0.8,
-        }))  # fmt: skip
+        (tdir / "task.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "id": task_id,
+                    "title": "Ship order 2",
+                    "world": "mini",
+                    "prompt": PROMPT,
+                    "apps": ["postgres"],
+                    "limits": {"max_turns": 8, "time_limit_s": 120},
+                    "pass_threshold": 0.8,
+                }
+            )
+        )
         (tdir / "solution" / "actions.yaml").write_text(yaml.safe_dump(SOLUTION))
         task_yaml = yaml.safe_load((tdir / "task.yaml").read_text())
         if options.get("leak"):

@@ -102,17 +102,34 @@ def test_default_run_id_is_derived_from_the_arguments(tasks):
 
 
 def _batch_cmd(tasks_dir: Path, db: Path) -> list[str]:
-    return [sys.executable, "-m", "gym.cli", "batch", str(tasks_dir), "--policy", "fake", "--samples", "5",
-            "--concurrency", "3", "--run", "killme", "--store", str(db),
-            "--rollout-fn", "tests.gym.batch_fakes:sandbox_rollout"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "gym.cli",
+        "batch",
+        str(tasks_dir),
+        "--policy",
+        "fake",
+        "--samples",
+        "5",
+        "--concurrency",
+        "3",
+        "--run",
+        "killme",
+        "--store",
+        str(db),
+        "--rollout-fn",
+        "tests.gym.batch_fakes:sandbox_rollout",
+    ]
 
 
 def test_sigkill_mid_batch_then_rerun_finishes_without_duplicates(tmp_path, docker_image):
     tasks_dir = write_stub_tasks(tmp_path / "tasks", ["alpha", "beta"])
     db = tmp_path / "runs.db"
     env = {**os.environ, "PYTHONPATH": str(REPO), "EGYM_FAKE_DELAY": "2", "COLUMNS": "120"}
-    proc = subprocess.Popen(_batch_cmd(tasks_dir, db), cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        _batch_cmd(tasks_dir, db), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     store = Store(str(db))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -127,8 +144,14 @@ def test_sigkill_mid_batch_then_rerun_finishes_without_duplicates(tmp_path, dock
     assert store.run_stats("killme")["running"] >= 1
     assert containers_of("killme"), "the killed runner should have left containers behind"
 
-    rerun = subprocess.run(_batch_cmd(tasks_dir, db), cwd=REPO, env={**env, "EGYM_FAKE_DELAY": "0"},
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    rerun = subprocess.run(
+        _batch_cmd(tasks_dir, db),
+        cwd=REPO,
+        env={**env, "EGYM_FAKE_DELAY": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rerun.returncode == 0, rerun.stderr[-2000:] + rerun.stdout[-2000:]
     assert "orphan container(s) reaped" in rerun.stdout
     rows = store.list_rollouts("killme")

@@ -63,5 +63,5 @@ def test_demo_with_an_endpoint_runs_the_model(tmp_path, docker_image):
 def test_demo_without_a_key_also_runs_the_bundled_model(tmp_path, docker_image):
     result = demo(tmp_path, DEMO_MODEL_TASKS=str(tmp_path / "tasks" / "mini" / "ship-order"))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    scores = result.stdout[result.stdout.index("vs SmolLM2-135M"):]
+    scores = result.stdout[result.stdout.index("vs SmolLM2-135M") :]
     assert "hf smollm2" in scores.replace("\n", " ") and "mini/ship-order" in scores

@@ -85,8 +85,19 @@ async def test_real_runs_with_known_success_rates_get_their_bands(tmp_path, dock
 @pytest.mark.docker
 def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path, {"pass-1": {}})
-    args = ["calibrate", str(tasks_dir), "--policy", "known-rate", "--samples", "2", "--dry-run",
-            "--store", str(tmp_path / "runs.db"), "--rollout-fn", "tests.gym.batch_fakes:known_rate_rollout"]  # fmt: skip
+    args = [
+        "calibrate",
+        str(tasks_dir),
+        "--policy",
+        "known-rate",
+        "--samples",
+        "2",
+        "--dry-run",
+        "--store",
+        str(tmp_path / "runs.db"),
+        "--rollout-fn",
+        "tests.gym.batch_fakes:known_rate_rollout",
+    ]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "mini/pass-1" in result.output and "1/2 (50%)" in result.output and "target" in result.output
@@ -96,8 +107,18 @@ def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, doc
 @pytest.mark.docker
 def test_calibrate_refuses_to_write_a_band_from_too_few_samples(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path, {"pass-0": {}})
-    args = ["calibrate", str(tasks_dir), "--policy", "known-rate", "--samples", "4", "--store",
-            str(tmp_path / "runs.db"), "--rollout-fn", "tests.gym.batch_fakes:known_rate_rollout"]  # fmt: skip
+    args = [
+        "calibrate",
+        str(tasks_dir),
+        "--policy",
+        "known-rate",
+        "--samples",
+        "4",
+        "--store",
+        str(tmp_path / "runs.db"),
+        "--rollout-fn",
+        "tests.gym.batch_fakes:known_rate_rollout",
+    ]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "too-hard (not written: 4 < 8 samples)" in result.output

@@ -38,15 +38,23 @@ def test_a_mistyped_harness_key_fails_the_command_before_any_rollout(no_sandbox,
 
 def test_a_nested_harness_key_and_a_bad_value_are_named(no_sandbox):
     result = runner.invoke(app, ["batch", str(TASK), "--policy", "null", "-H", "faults.rat=0.1"])
-    assert result.exit_code == 2 and "--harness.faults.rat: unknown key; did you mean 'rate'?" in result.output
+    assert (
+        result.exit_code == 2 and "--harness.faults.rat: unknown key; did you mean 'rate'?" in result.output
+    )
     result = runner.invoke(app, ["batch", str(TASK), "--policy", "null", "-H", "faults.rate=2"])
-    assert result.exit_code == 2 and "--harness.faults.rate: Input should be less than or equal to 1" in result.output
+    assert (
+        result.exit_code == 2
+        and "--harness.faults.rate: Input should be less than or equal to 1" in result.output
+    )
 
 
 def test_a_mistyped_policy_option_fails_the_command_before_any_rollout(no_sandbox):
     result = runner.invoke(app, ["batch", str(TASK), "--policy", "openai", "-o", "temprature=0.7"])
     assert result.exit_code == 2, result.output
-    assert "--option temprature: policy 'openai' takes no option 'temprature'; did you mean 'temperature'?" in result.output
+    assert (
+        "--option temprature: policy 'openai' takes no option 'temprature'; did you mean 'temperature'?"
+        in result.output
+    )
 
 
 def test_a_malformed_override_names_its_flag(no_sandbox):
@@ -58,7 +66,9 @@ def test_the_trainer_refuses_a_mistyped_harness_key_when_its_rollout_source_is_b
     from trainer.rollouts.gym_source import GymRolloutSource
 
     config = SimpleNamespace(rollout=SimpleNamespace(options={"harness": {"max_turn": 3}}))
-    with pytest.raises(ConfigError, match=r"rollout\.options\.harness\.max_turn: unknown key; did you mean 'max_turns'\?"):
+    with pytest.raises(
+        ConfigError, match=r"rollout\.options\.harness\.max_turn: unknown key; did you mean 'max_turns'\?"
+    ):
         GymRolloutSource(config, tokenizer=None)
 
 

@@ -10,18 +10,34 @@ from core.trajectory import Message, ToolCall, estimate_tokens
 from gym.harness.config import ContextConfig
 from gym.harness.context import SUMMARY_NAME, ContextManager, ContextOverflow
 
-TOOLS = [{"type": "function", "function": {"name": "bash", "description": "Run a command.",
-                                           "parameters": {"type": "object", "properties": {}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a command.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+]
 
 
 def conversation(turns: int, output_chars: int = 2000) -> list[Message]:
-    messages = [Message(role="system", content="You are Dana, an analyst."),
-                Message(role="user", content="Reconcile the March invoices.")]
+    messages = [
+        Message(role="system", content="You are Dana, an analyst."),
+        Message(role="user", content="Reconcile the March invoices."),
+    ]
     for i in range(turns):
         call = ToolCall(id=f"c{i}", name="bash", arguments=json.dumps({"command": f"cat invoice_{i}.csv"}))
         messages.append(Message(role="assistant", content=f"Looking at invoice {i}.", tool_calls=[call]))
-        messages.append(Message(role="tool", tool_call_id=f"c{i}", name="bash",
-                                content=f"invoice {i} total {100 + i}\n" + "x" * output_chars))
+        messages.append(
+            Message(
+                role="tool",
+                tool_call_id=f"c{i}",
+                name="bash",
+                content=f"invoice {i} total {100 + i}\n" + "x" * output_chars,
+            )
+        )
     return messages
 
 
@@ -61,7 +77,9 @@ async def test_a_conversation_within_the_budget_is_left_alone():
 async def test_trimming_older_outputs_comes_before_dropping_turns():
     messages = conversation(6, output_chars=1500)
     budget = estimate_tokens(messages, TOOLS) - 500
-    fitted = await ContextManager(budget, estimate_tokens, ContextConfig(keep_recent_turns=2)).fit(messages, TOOLS)
+    fitted = await ContextManager(budget, estimate_tokens, ContextConfig(keep_recent_turns=2)).fit(
+        messages, TOOLS
+    )
     assert fitted.compacted and fitted.tokens <= budget
     assert len(fitted.messages) == len(messages)  # nothing dropped
     assert "removed to fit the context window" in fitted.messages[3].content

@@ -25,8 +25,14 @@ REPO = Path(__file__).resolve().parents[2]
 TASK_KEY = "acme/overdue-invoices"
 SHOTS = REPO / "bench" / "results" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
@@ -61,8 +67,13 @@ def metrics_path(tmp_path_factory) -> Path:
     from trainer.local import build_trainer
 
     out = tmp_path_factory.mktemp("train") / "toy"
-    overrides = ["steps=3", f"output_dir={out}", "checkpoint.interval=0", "rollout.group_size=4",
-                 "rollout.tasks_per_step=2"]  # fmt: skip
+    overrides = [
+        "steps=3",
+        f"output_dir={out}",
+        "checkpoint.interval=0",
+        "rollout.group_size=4",
+        "rollout.tasks_per_step=2",
+    ]
     build_trainer(load_config(REPO / "trainer" / "configs" / "toy.yaml", overrides)).run()
     return out / "metrics.jsonl"
 
@@ -141,7 +152,9 @@ def test_click_from_run_to_task_to_rollout_and_expand_a_tool_result(page, base_u
         expected[min(int(r.reward * 10), 9)] += 1
     assert counts == expected
     task_row = page.locator(f"#run-tasks tr[data-task='{TASK_KEY}']")
-    assert task_row.locator("[data-col=mean]").inner_text() == f"{sum(r.reward for r in rows) / len(rows):.3f}"
+    assert (
+        task_row.locator("[data-col=mean]").inner_text() == f"{sum(r.reward for r in rows) / len(rows):.3f}"
+    )
     shoot(page, "run")
 
     task_row.locator("a").click()
@@ -169,7 +182,9 @@ def _check_task_page(page, store) -> None:
     assert dots.count() == len(runs)
     for i, run_id in enumerate(runs):
         done = store.list_rollouts(run_id, status="done")
-        rate = sum(bool(r.passed) for r in done if not r.incomplete) / len([r for r in done if not r.incomplete])
+        rate = sum(bool(r.passed) for r in done if not r.incomplete) / len(
+            [r for r in done if not r.incomplete]
+        )
         assert float(dots.nth(i).get_attribute("data-y")) == pytest.approx(rate, abs=1e-4)
         cells = page.locator(f"#history tr[data-run='{run_id}']")
         assert cells.locator("[data-col=pass-rate]").inner_text() == pct(rate)

@@ -23,12 +23,25 @@ def trajectory(task: str) -> Trajectory:
     call = ToolCall(id="c1", name="db_query", arguments='{"sql": "select *\\nfrom invoices", "limit": 5}')
     short = ToolCall(id="c2", name="bash", arguments="{not json")
     return Trajectory(
-        task=task, policy="scripted", stop_reason="answered", final_answer="All <done>.",
-        messages=[Message(role="system", content="You are an employee."), Message(role="user", content="Do the task")],
-        steps=[Step(index=0, turn=AssistantTurn(content="Looking <script>alert(1)</script>", tool_calls=[call, short]),
-                    results=[ToolResult(call_id="c1", name="db_query", output=LONG),
-                             ToolResult(call_id="c2", name="bash", output="ok", is_error=True)])],
-    )  # fmt: skip
+        task=task,
+        policy="scripted",
+        stop_reason="answered",
+        final_answer="All <done>.",
+        messages=[
+            Message(role="system", content="You are an employee."),
+            Message(role="user", content="Do the task"),
+        ],
+        steps=[
+            Step(
+                index=0,
+                turn=AssistantTurn(content="Looking <script>alert(1)</script>", tool_calls=[call, short]),
+                results=[
+                    ToolResult(call_id="c1", name="db_query", output=LONG),
+                    ToolResult(call_id="c2", name="bash", output="ok", is_error=True),
+                ],
+            )
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +53,16 @@ def store_url(tmp_path_factory):
         store.claim(row.id, "test")
         items = [
             ItemResult(id="sql-1", section="data", points=5, status="pass", earned=5, evidence="1 row"),
-            ItemResult(id="judge-1", section="report", kind="judge", points=3, status="fail",
-                       verdicts=[Verdict(model="judge-m", verdict="fail", score=0.0, reason="Missing the total.")]),
+            ItemResult(
+                id="judge-1",
+                section="report",
+                kind="judge",
+                points=3,
+                status="fail",
+                verdicts=[Verdict(model="judge-m", verdict="fail", score=0.0, reason="Missing the total.")],
+            ),
             ItemResult(id="pen", section="data", points=-2, status="pass", earned=0),
-        ]  # fmt: skip
+        ]
         diff = "--- before/invoices\n+++ after/invoices\n-42|sent\n+42|paid"
         g = Grade(task="w/t", earned=5, possible=8, normalized=5 / 8, items=items, meta={"state_diff": diff})
         store.record(row.id, trajectory=trajectory("w/t"), grade=g, passed=False, seconds=3.0)
@@ -56,8 +75,10 @@ def store_url(tmp_path_factory):
 def metrics_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("train") / "exp1"
     folder.mkdir()
-    lines = [json.dumps({"step": s, "reward_mean": s / 10, "reward_std": 0.1, "pass_rate": s / 20, "kl": 0.01})
-             for s in range(5)]  # fmt: skip
+    lines = [
+        json.dumps({"step": s, "reward_mean": s / 10, "reward_std": 0.1, "pass_rate": s / 20, "kl": 0.01})
+        for s in range(5)
+    ]
     (folder / "metrics.jsonl").write_text("\n".join(lines) + '\n{"step": 5, "rew')  # trainer mid-write
     return folder.parent
 
@@ -68,7 +89,12 @@ def tasks_dir(tmp_path_factory):
     for task_id, band in (("t", "target"), ("fresh", None)):
         folder = root / "w" / task_id
         folder.mkdir(parents=True)
-        lines = [f"id: {task_id}", f"title: Title of {task_id}", "world: w", f"prompt: Please do {task_id} <now>."]
+        lines = [
+            f"id: {task_id}",
+            f"title: Title of {task_id}",
+            "world: w",
+            f"prompt: Please do {task_id} <now>.",
+        ]
         (folder / "task.yaml").write_text("\n".join(lines + ([f"band: {band}"] if band else [])) + "\n")
     (root / "w" / "broken").mkdir()
     (root / "w" / "broken" / "task.yaml").write_text("id: [unclosed\n")
@@ -90,7 +116,9 @@ def rollout_ids(store_url: str) -> list[str]:
         store.close()
 
 
-@pytest.mark.parametrize("path", ["/runs/nope", "/tasks/w/nope", "/rollouts/nope", "/training/0123", "/nothing"])
+@pytest.mark.parametrize(
+    "path", ["/runs/nope", "/tasks/w/nope", "/rollouts/nope", "/training/0123", "/nothing"]
+)
 def test_unknown_ids_get_the_404_page(client, path):
     response = client.get(path)
     assert response.status_code == 404
@@ -105,7 +133,10 @@ def test_every_route_is_read_only(client):
 def test_store_connections_refuse_writes(store_url):
     store = open_store(store_url)
     try:
-        with pytest.raises(StoreError, match="readonly|read-only|query_only|attempt to write"), store.session() as s:
+        with (
+            pytest.raises(StoreError, match="readonly|read-only|query_only|attempt to write"),
+            store.session() as s,
+        ):
             s.add(RunRow(id="sneaky", policy="x"))
     finally:
         store.close()
@@ -152,7 +183,7 @@ def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):
     listing = client.get("/training").text
     file_id = re.search(r'data-file="(\w+)"', listing).group(1)
     html = client.get(f"/training/{file_id}").text
-    reward = html[html.index('id="reward-chart"'):html.index('id="pass-chart"')]
+    reward = html[html.index('id="reward-chart"') : html.index('id="pass-chart"')]
     ys = [float(v) for v in re.findall(r'class="point" data-x="\d+" data-y="([\d.]+)"', reward)]
     assert ys == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
     assert "lines skipped: 1" in html and "line 6" in html

@@ -19,15 +19,29 @@ from tests.gym.test_store_postgres import pg_url  # noqa: F401 - the PostgreSQL 
 
 
 def grade(task: str, passes: list[bool], *, incomplete: bool = False) -> Grade:
-    items = [ItemResult(id=f"i{k}", description=f"item {k}", section="s" if k % 2 else None, points=10,
-                        status="pass" if ok else "fail", earned=10 if ok else 0)
-             for k, ok in enumerate(passes)]  # fmt: skip
+    items = [
+        ItemResult(
+            id=f"i{k}",
+            description=f"item {k}",
+            section="s" if k % 2 else None,
+            points=10,
+            status="pass" if ok else "fail",
+            earned=10 if ok else 0,
+        )
+        for k, ok in enumerate(passes)
+    ]
     if incomplete:
         items.append(ItemResult(id="judge", kind="judge", points=0, status="error", error="endpoint down"))
     earned = sum(i.earned for i in items)
     possible = 10 * len(passes)
-    return Grade(task=task, earned=earned, possible=possible, normalized=earned / possible,
-                 incomplete=incomplete, items=items)  # fmt: skip
+    return Grade(
+        task=task,
+        earned=earned,
+        possible=possible,
+        normalized=earned / possible,
+        incomplete=incomplete,
+        items=items,
+    )
 
 
 def add_run(store: Store, run_id: str, policy: str, plan: dict[str, list[object]]) -> None:

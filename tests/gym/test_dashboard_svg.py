@@ -84,12 +84,15 @@ def test_bar_chart_widths_scale_with_values():
     assert texts == ["100%", "25% 1/4"]
 
 
-@pytest.mark.parametrize(("lo", "hi", "expected"), [
-    (0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1]),
-    (0, 7, [0, 2, 4, 6]),
-    (0, 10, [0, 2, 4, 6, 8, 10]),
-    (3, 3, [3]),
-])
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1]),
+        (0, 7, [0, 2, 4, 6]),
+        (0, 10, [0, 2, 4, 6, 8, 10]),
+        (3, 3, [3]),
+    ],
+)
 def test_nice_ticks(lo, hi, expected):
     assert nice_ticks(lo, hi) == pytest.approx(expected)
 

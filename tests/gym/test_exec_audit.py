@@ -50,20 +50,31 @@ def _constant(module: str, node: ast.expr) -> object:
         return out
     if isinstance(node, ast.Constant):
         return node.value
-    raise AssertionError(f"{module}: a privileged command must be built from constants, not {ast.unparse(node)}")
+    raise AssertionError(
+        f"{module}: a privileged command must be built from constants, not {ast.unparse(node)}"
+    )
 
 
 def _commands(module: str, tree: ast.Module, call: ast.Call) -> list[object]:
     """The command(s) a call runs; when it passes on a parameter of its function, what the callers pass."""
     node = call.args[0]
-    function = next((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
-                     and f.lineno <= call.lineno <= (f.end_lineno or 0)), None)
+    function = next(
+        (
+            f
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef) and f.lineno <= call.lineno <= (f.end_lineno or 0)
+        ),
+        None,
+    )
     params = [a.arg for a in function.args.args] if function else []
     if not (isinstance(node, ast.Name) and node.id in params):
         return [_constant(module, node)]
     index = params.index(node.id) - (1 if params[:1] == ["self"] else 0)
-    callers = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and getattr(c.func, "attr", getattr(
-        c.func, "id", None)) == function.name]
+    callers = [
+        c
+        for c in ast.walk(tree)
+        if isinstance(c, ast.Call) and getattr(c.func, "attr", getattr(c.func, "id", None)) == function.name
+    ]
     assert callers, f"{module}: {function.name} runs its parameter {node.id} but nothing here calls it"
     return [_constant(module, c.args[index]) for c in callers]
 
@@ -75,8 +86,11 @@ def privileged_call_sites() -> list[tuple[str, int, str, object, str | None]]:
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text(), str(path))
             for node in ast.walk(tree):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr in ("exec", "open_stdio")):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("exec", "open_stdio")
+                ):
                     continue
                 keywords = {k.arg: k.value for k in node.keywords}
                 user = keywords.get("user")
@@ -94,8 +108,11 @@ def test_every_privileged_exec_follows_the_rules():
     sites = privileged_call_sites()
     # The grader's readers, the SQL session, the state diff and the episode's end at least.
     assert {(m, u) for m, _, u, _, _ in sites} >= {
-        ("grader.probe", "grader"), ("grader.sql_session", "grader"), ("grader.state_diff", "root"),
-        ("gym.sandbox.docker_sandbox", "root")}
+        ("grader.probe", "grader"),
+        ("grader.sql_session", "grader"),
+        ("grader.state_diff", "root"),
+        ("gym.sandbox.docker_sandbox", "root"),
+    }
     for module, line, user, cmd, cwd in sites:
         where = f"{module}:{line} (as {user})"
         assert user != "agent", where
@@ -105,27 +122,33 @@ def test_every_privileged_exec_follows_the_rules():
         privileged_command(cmd, cwd, str(user))  # raises SandboxError when it breaks a rule
 
 
-@pytest.mark.parametrize("cmd, cwd, problem", [
-    (["python3", "-m", "mcp_wrappers.chat.snapshot"], None, "absolute path"),
-    (["/opt/egym/venv/bin/python3", "-m", "mcp_wrappers.chat.snapshot"], None, "without -I"),
-    (["/usr/bin/python3", "/tmp/x.py"], None, "without -I"),
-    (["/usr/bin/python3", "-m", "x", "-I"], None, "without -I"),  # -I after -m belongs to the module
-    (["/bin/cat", "/etc/hostname"], "/workspace", "the agent can write there"),
-    (["/bin/cat", "/etc/hostname"], "/tmp/sub/dir", "the agent can write there"),
-    (["/bin/cat", "/etc/hostname"], "/home/agent/../agent", "the agent can write there"),
-    ([], None, "absolute path"),
-])
+@pytest.mark.parametrize(
+    "cmd, cwd, problem",
+    [
+        (["python3", "-m", "mcp_wrappers.chat.snapshot"], None, "absolute path"),
+        (["/opt/egym/venv/bin/python3", "-m", "mcp_wrappers.chat.snapshot"], None, "without -I"),
+        (["/usr/bin/python3", "/tmp/x.py"], None, "without -I"),
+        (["/usr/bin/python3", "-m", "x", "-I"], None, "without -I"),  # -I after -m belongs to the module
+        (["/bin/cat", "/etc/hostname"], "/workspace", "the agent can write there"),
+        (["/bin/cat", "/etc/hostname"], "/tmp/sub/dir", "the agent can write there"),
+        (["/bin/cat", "/etc/hostname"], "/home/agent/../agent", "the agent can write there"),
+        ([], None, "absolute path"),
+    ],
+)
 def test_unsafe_privileged_commands_are_refused(cmd, cwd, problem):
     with pytest.raises(SandboxError, match=problem):
         privileged_command(cmd, cwd, "root")
 
 
-@pytest.mark.parametrize("cmd", [
-    ["/opt/egym/venv/bin/python3", "-I", "-m", "mcp_wrappers.chat.snapshot"],
-    ["/usr/bin/python3", "-IB", "-c", "print(1)"],
-    ["/bin/bash", "-c", "exec /usr/bin/id"],
-    "echo a shell string runs as /bin/bash -c",
-])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["/opt/egym/venv/bin/python3", "-I", "-m", "mcp_wrappers.chat.snapshot"],
+        ["/usr/bin/python3", "-IB", "-c", "print(1)"],
+        ["/bin/bash", "-c", "exec /usr/bin/id"],
+        "echo a shell string runs as /bin/bash -c",
+    ],
+)
 def test_safe_privileged_commands_run_from_root_directory(cmd):
     argv, cwd = privileged_command(cmd, None, "root")
     assert argv[0].startswith("/") and cwd == "/"
@@ -133,4 +156,6 @@ def test_safe_privileged_commands_run_from_root_directory(cmd):
 
 def test_agent_writable_folders():
     assert all(agent_writable(p) for p in AGENT_WRITABLE)
-    assert not any(agent_writable(p) for p in ("/", "/opt/egym", "/var/lib/egym-grader", "/workspacefoo", "/tmpx"))
+    assert not any(
+        agent_writable(p) for p in ("/", "/opt/egym", "/var/lib/egym-grader", "/workspacefoo", "/tmpx")
+    )

@@ -33,8 +33,14 @@ def run(tmp_path_factory, docker_image):
     )
     assert asyncio_result.failed == 0
     last = store.list_rollouts("exp")[3]
-    broken = Grade(task=last.task, earned=0, possible=8, normalized=0, incomplete=True,
-                   items=[ItemResult(id="x", points=8, status="error", error="chat service down")])  # fmt: skip
+    broken = Grade(
+        task=last.task,
+        earned=0,
+        possible=8,
+        normalized=0,
+        incomplete=True,
+        items=[ItemResult(id="x", points=8, status="error", error="chat service down")],
+    )
     store.record(last.id, trajectory=last.trajectory_model(), grade=broken, passed=False)
     return store, root
 

@@ -51,13 +51,19 @@ app.run()
 '''
 DEMO = {"demo": ["python3", "-c", DEMO_SERVER]}
 
-WORLD = World(name="w", company="Acme Corp", date=dt.date(2025, 3, 14), description="Acme sells anvils.",
-              agent=AgentIdentity(name="Dana Reyes", title="Finance Analyst", email="dana@acme.test",
-                                  chat_username="dana"))
+WORLD = World(
+    name="w",
+    company="Acme Corp",
+    date=dt.date(2025, 3, 14),
+    description="Acme sells anvils.",
+    agent=AgentIdentity(
+        name="Dana Reyes", title="Finance Analyst", email="dana@acme.test", chat_username="dana"
+    ),
+)
 
 SOLUTION = [
     {"tool": "bash", "args": {"command": "mkdir -p reports && cd reports && export TOTAL=$((40 + 2))"}},
-    {"tool": "bash", "args": {"command": "echo \"total=$TOTAL\" > summary.txt && pwd"}},
+    {"tool": "bash", "args": {"command": 'echo "total=$TOTAL" > summary.txt && pwd'}},
     {"tool": "write", "args": {"path": "/workspace/reports/notes.md", "content": "status: pending\n"}},
     {"tool": "edit", "args": {"path": "notes.md", "old_string": "pending", "new_string": "approved"}},
     {"tool": "read", "args": {"path": "notes.md"}},
@@ -73,8 +79,16 @@ SOLUTION = [
 @pytest.fixture(scope="module")
 def loop_sandbox(docker_image):
     sandbox = DockerSandbox.start(docker_image, run_id="pytest-harness-loop")
-    setup = sandbox.exec(["/usr/lib/postgresql/15/bin/psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE TABLE reports (name text, total int); "
-                          "GRANT SELECT, INSERT ON reports TO agent"], user="postgres")
+    setup = sandbox.exec(
+        [
+            "/usr/lib/postgresql/15/bin/psql",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "CREATE TABLE reports (name text, total int); GRANT SELECT, INSERT ON reports TO agent",
+        ],
+        user="postgres",
+    )
     assert setup.ok, setup.output
     yield sandbox
     sandbox.close()
@@ -84,8 +98,15 @@ def make_task(tmp_path: Path, solution=None, apps=(), **limits) -> Task:
     folder = tmp_path / "report"
     (folder / "solution").mkdir(parents=True, exist_ok=True)
     (folder / "solution" / "actions.yaml").write_text(yaml.safe_dump(solution or SOLUTION))
-    return Task(id="report", title="Write the report", world="w", prompt="Write the quarterly report.",
-                apps=list(apps), limits=Limits(**limits), path=folder)
+    return Task(
+        id="report",
+        title="Write the report",
+        world="w",
+        prompt="Write the quarterly report.",
+        apps=list(apps),
+        limits=Limits(**limits),
+        path=folder,
+    )
 
 
 class Scripted:
@@ -99,12 +120,17 @@ class Scripted:
 
     async def next(self, messages, tools):
         self.seen.append(messages)
-        return await self.decide(messages, tools) if asyncio.iscoroutinefunction(self.decide) \
+        return (
+            await self.decide(messages, tools)
+            if asyncio.iscoroutinefunction(self.decide)
             else self.decide(messages, tools)
+        )
 
 
 def bash_turn(command: str, call_id: str = "c") -> AssistantTurn:
-    return AssistantTurn(tool_calls=[ToolCall(id=call_id, name="bash", arguments=json.dumps({"command": command}))])
+    return AssistantTurn(
+        tool_calls=[ToolCall(id=call_id, name="bash", arguments=json.dumps({"command": command}))]
+    )
 
 
 async def test_oracle_replays_a_multi_step_task(loop_sandbox, tmp_path):
@@ -143,8 +169,9 @@ async def test_oracle_replays_a_multi_step_task(loop_sandbox, tmp_path):
 
 async def test_turn_limit_truncates(loop_sandbox, tmp_path):
     task = make_task(tmp_path, max_turns=3)
-    trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("true")),
-                                   HarnessConfig(mcp_servers={}))
+    trajectory = await run_episode(
+        loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("true")), HarnessConfig(mcp_servers={})
+    )
     assert trajectory.stop_reason == "turn_limit" and trajectory.truncated
     assert len(trajectory.steps) == 3 and trajectory.final_answer is None
 
@@ -157,8 +184,14 @@ async def test_on_step_sees_every_turn_with_its_results_and_cannot_break_the_epi
         seen.append((step.index, [r.output.strip() for r in step.results]))
         raise RuntimeError("a broken live view")
 
-    trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("echo hi")),
-                                   HarnessConfig(mcp_servers={}), on_step=watch)
+    trajectory = await run_episode(
+        loop_sandbox,
+        task,
+        WORLD,
+        Scripted(lambda m, t: bash_turn("echo hi")),
+        HarnessConfig(mcp_servers={}),
+        on_step=watch,
+    )
     assert trajectory.stop_reason == "turn_limit" and trajectory.error is None
     assert seen == [(0, ["hi"]), (1, ["hi"])]
 
@@ -166,16 +199,23 @@ async def test_on_step_sees_every_turn_with_its_results_and_cannot_break_the_epi
 async def test_on_step_reports_a_turn_cut_short_by_the_time_limit(loop_sandbox, tmp_path):
     task = make_task(tmp_path, time_limit_s=2, tool_timeout_s=120)
     seen = []
-    trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")),
-                                   HarnessConfig(mcp_servers={}), on_step=seen.append)
+    trajectory = await run_episode(
+        loop_sandbox,
+        task,
+        WORLD,
+        Scripted(lambda m, t: bash_turn("sleep 60")),
+        HarnessConfig(mcp_servers={}),
+        on_step=seen.append,
+    )
     assert trajectory.stop_reason == "time_limit"
     assert [s.index for s in seen] == [0] and seen[0].results == []
 
 
 async def test_time_limit_truncates_a_slow_tool_call(loop_sandbox, tmp_path):
     task = make_task(tmp_path, time_limit_s=2, tool_timeout_s=120)
-    trajectory = await run_episode(loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")),
-                                   HarnessConfig(mcp_servers={}))
+    trajectory = await run_episode(
+        loop_sandbox, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")), HarnessConfig(mcp_servers={})
+    )
     assert trajectory.stop_reason == "time_limit" and trajectory.truncated
     assert trajectory.error is None
 
@@ -206,8 +246,9 @@ async def test_a_policy_exception_ends_the_episode_with_an_error(loop_sandbox, t
     def broken(messages, tools):
         raise PolicyError("endpoint http://x/v1 answered 503; check the server")
 
-    trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, Scripted(broken),
-                                   HarnessConfig(mcp_servers={}))
+    trajectory = await run_episode(
+        loop_sandbox, make_task(tmp_path), WORLD, Scripted(broken), HarnessConfig(mcp_servers={})
+    )
     assert trajectory.stop_reason == "error"
     assert trajectory.error == "PolicyError: endpoint http://x/v1 answered 503; check the server"
 
@@ -224,16 +265,18 @@ async def test_malformed_arguments_come_back_to_the_model(loop_sandbox, tmp_path
             return AssistantTurn(tool_calls=[ToolCall(id="bad", name="bash", arguments='{"command": ')])
         return AssistantTurn(content=f"saw: {messages[-1].content}")
 
-    trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, Scripted(decide),
-                                   HarnessConfig(mcp_servers={}))
+    trajectory = await run_episode(
+        loop_sandbox, make_task(tmp_path), WORLD, Scripted(decide), HarnessConfig(mcp_servers={})
+    )
     assert trajectory.stop_reason == "answered"
     assert "not valid JSON" in trajectory.final_answer
     assert trajectory.messages[-2].role == "tool" and trajectory.messages[-2].tool_call_id == "bad"
 
 
 async def test_null_policy_answers_at_once(loop_sandbox, tmp_path):
-    trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, make_policy("null"),
-                                   HarnessConfig(mcp_servers={}))
+    trajectory = await run_episode(
+        loop_sandbox, make_task(tmp_path), WORLD, make_policy("null"), HarnessConfig(mcp_servers={})
+    )
     assert trajectory.stop_reason == "answered" and trajectory.final_answer == "done"
     assert len(trajectory.steps) == 1 and not trajectory.tool_calls()
 
@@ -268,7 +311,9 @@ async def test_the_loop_compacts_the_context_and_records_tokens(loop_sandbox, tm
         return bash_turn("seq 100000 103000", f"c{turn}") if turn <= 6 else AssistantTurn(content="finished")
 
     policy = Scripted(decide)
-    config = HarnessConfig(mcp_servers={}, context={"window": 7000, "reserve_tokens": 1000, "keep_recent_turns": 2})
+    config = HarnessConfig(
+        mcp_servers={}, context={"window": 7000, "reserve_tokens": 1000, "keep_recent_turns": 2}
+    )
     trajectory = await run_episode(loop_sandbox, make_task(tmp_path), WORLD, policy, config)
 
     assert trajectory.stop_reason == "answered", trajectory.error
@@ -289,11 +334,15 @@ async def test_a_window_too_small_for_the_task_ends_as_context_limit(loop_sandbo
 
 
 async def test_a_hung_mcp_call_times_out_and_the_server_keeps_answering(loop_sandbox, tmp_path):
-    steps = [{"tool": "demo.nap", "args": {"seconds": 30}}, {"tool": "demo.save", "args": {"key": "k", "value": "v"}},
-             {"answer": "ok"}]
+    steps = [
+        {"tool": "demo.nap", "args": {"seconds": 30}},
+        {"tool": "demo.save", "args": {"key": "k", "value": "v"}},
+        {"answer": "ok"},
+    ]
     task = make_task(tmp_path, solution=steps, tool_timeout_s=1)
-    trajectory = await run_episode(loop_sandbox, task, WORLD, make_policy("oracle", task=task),
-                                   HarnessConfig(mcp_servers=DEMO))
+    trajectory = await run_episode(
+        loop_sandbox, task, WORLD, make_policy("oracle", task=task), HarnessConfig(mcp_servers=DEMO)
+    )
     assert trajectory.stop_reason == "answered", trajectory.error
     hung, saved = (step.results[0] for step in trajectory.steps[:2])
     assert hung.is_error and "timed out" in hung.output
@@ -303,8 +352,9 @@ async def test_a_hung_mcp_call_times_out_and_the_server_keeps_answering(loop_san
 async def test_the_time_limit_during_an_mcp_call_is_a_clean_truncation(loop_sandbox, tmp_path):
     steps = [{"tool": "demo.nap", "args": {"seconds": 30}}, {"answer": "ok"}]
     task = make_task(tmp_path, solution=steps, time_limit_s=1.5, tool_timeout_s=60)
-    trajectory = await run_episode(loop_sandbox, task, WORLD, make_policy("oracle", task=task),
-                                   HarnessConfig(mcp_servers=DEMO))
+    trajectory = await run_episode(
+        loop_sandbox, task, WORLD, make_policy("oracle", task=task), HarnessConfig(mcp_servers=DEMO)
+    )
     assert trajectory.stop_reason == "time_limit" and trajectory.error is None
     assert "shutdown_error" not in trajectory.meta, trajectory.meta.get("traceback")
 

@@ -23,8 +23,14 @@ def box_sandbox(docker_image):
 
 
 def make_task(tool_timeout_s: float = 10) -> Task:
-    return Task(id="tools", title="tools", world="w", prompt="p", apps=[],
-                limits=Limits(tool_timeout_s=tool_timeout_s))
+    return Task(
+        id="tools",
+        title="tools",
+        world="w",
+        prompt="p",
+        apps=[],
+        limits=Limits(tool_timeout_s=tool_timeout_s),
+    )
 
 
 def toolbox(sandbox, *, tool_timeout_s: float = 10, output_cap: int = 30_000):
@@ -38,7 +44,9 @@ async def call(box: Toolbox, name: str, **args) -> ToolResult:
 
 async def test_shell_keeps_cwd_and_exported_variables(box_sandbox):
     async with toolbox(box_sandbox) as box:
-        first = await call(box, "bash", command="mkdir -p /tmp/deep/er && cd /tmp/deep/er && export GREETING=hi")
+        first = await call(
+            box, "bash", command="mkdir -p /tmp/deep/er && cd /tmp/deep/er && export GREETING=hi"
+        )
         assert not first.is_error
         second = await call(box, "bash", command="pwd; echo $GREETING; cd ..; false")
         assert second.output.splitlines()[:2] == ["/tmp/deep/er", "hi"]
@@ -61,7 +69,9 @@ async def test_hanging_command_times_out_and_the_shell_carries_on(box_sandbox):
         hung = await call(box, "bash", command="export KEPT=yes; echo started; sleep 600")
         assert hung.is_error
         assert "started" in hung.output and "timed out after 1.5s" in hung.output
-        after = await call(box, "bash", command="echo $KEPT; pgrep -u agent -f \"sleep 600\" || echo no-sleep-left")
+        after = await call(
+            box, "bash", command='echo $KEPT; pgrep -u agent -f "sleep 600" || echo no-sleep-left'
+        )
         assert after.output.splitlines() == ["yes", "no-sleep-left"]
 
 
@@ -70,7 +80,7 @@ async def test_a_stuck_shell_is_restarted_in_the_same_directory(box_sandbox):
         await call(box, "bash", command="cd /tmp && export GONE=1")
         stuck = await call(box, "bash", command="while :; do :; done")
         assert stuck.is_error and "restarted in /tmp" in stuck.output
-        after = await call(box, "bash", command="pwd; echo \"gone=$GONE\"")
+        after = await call(box, "bash", command='pwd; echo "gone=$GONE"')
         assert after.output.splitlines() == ["/tmp", "gone="]
         exited = await call(box, "bash", command="exit 4")
         assert "restarted" in exited.output
@@ -79,28 +89,37 @@ async def test_a_stuck_shell_is_restarted_in_the_same_directory(box_sandbox):
 
 async def test_bash_quoting_heredocs_and_stdin(box_sandbox):
     async with toolbox(box_sandbox) as box:
-        script = "cat <<'EOF'\nit's \"quoted\" $HOME\nEOF\nread line; echo \"read:[$line]\""
+        script = 'cat <<\'EOF\'\nit\'s "quoted" $HOME\nEOF\nread line; echo "read:[$line]"'
         result = await call(box, "bash", command=script)
-        assert result.output.splitlines() == ["it's \"quoted\" $HOME", "read:[]"]
+        assert result.output.splitlines() == ['it\'s "quoted" $HOME', "read:[]"]
 
 
 async def test_write_read_and_edit(box_sandbox):
     async with toolbox(box_sandbox) as box:
-        written = await call(box, "write", path="/workspace/notes/todo.txt", content="alpha\nbeta\nalpha\ngamma\n")
+        written = await call(
+            box, "write", path="/workspace/notes/todo.txt", content="alpha\nbeta\nalpha\ngamma\n"
+        )
         assert not written.is_error and "4 lines" in written.output
         page = await call(box, "read", path="/workspace/notes/todo.txt", offset=2, limit=2)
         assert page.output.splitlines()[:2] == ["     2\tbeta", "     3\talpha"]
         assert "lines 2-3 of 4" in page.output
 
-        ambiguous = await call(box, "edit", path="/workspace/notes/todo.txt", old_string="alpha", new_string="A")
+        ambiguous = await call(
+            box, "edit", path="/workspace/notes/todo.txt", old_string="alpha", new_string="A"
+        )
         assert ambiguous.is_error
         assert "occurs 2 times" in ambiguous.output and "lines 1, 3" in ambiguous.output
-        missing = await call(box, "edit", path="/workspace/notes/todo.txt", old_string="delta", new_string="D")
+        missing = await call(
+            box, "edit", path="/workspace/notes/todo.txt", old_string="delta", new_string="D"
+        )
         assert missing.is_error and "not found" in missing.output
-        unique = await call(box, "edit", path="/workspace/notes/todo.txt", old_string="alpha\ngamma", new_string="omega")
+        unique = await call(
+            box, "edit", path="/workspace/notes/todo.txt", old_string="alpha\ngamma", new_string="omega"
+        )
         assert not unique.is_error
-        every = await call(box, "edit", path="/workspace/notes/todo.txt", old_string="beta", new_string="B",
-                           replace_all=True)
+        every = await call(
+            box, "edit", path="/workspace/notes/todo.txt", old_string="beta", new_string="B", replace_all=True
+        )
         assert not every.is_error
         assert box_sandbox.read_file("/workspace/notes/todo.txt") == b"alpha\nB\nomega\n"
         owner = box_sandbox.exec("stat -c %U /workspace/notes/todo.txt").output.strip()
@@ -144,18 +163,22 @@ async def test_glob_and_grep(box_sandbox):
         await call(box, "write", path="/workspace/g/b/three.txt", content="BUDGET 9\n")
         found = await call(box, "glob", pattern="**/*.md", path="/workspace/g")
         assert sorted(found.output.splitlines()) == ["/workspace/g/a/one.md", "/workspace/g/b/two.md"]
-        hits = await call(box, "grep", pattern=r"budget:\s+\d+", path="/workspace/g", ignore_case=True,
-                          include="*.md")
-        assert sorted(hits.output.splitlines()) == ["/workspace/g/a/one.md:1:Budget: 100",
-                                                    "/workspace/g/b/two.md:1:budget: 250"]
+        hits = await call(
+            box, "grep", pattern=r"budget:\s+\d+", path="/workspace/g", ignore_case=True, include="*.md"
+        )
+        assert sorted(hits.output.splitlines()) == [
+            "/workspace/g/a/one.md:1:Budget: 100",
+            "/workspace/g/b/two.md:1:budget: 250",
+        ]
         bad = await call(box, "grep", pattern="(", path="/workspace/g")
         assert bad.is_error and "invalid regular expression" in bad.output
 
 
 async def test_todo_list_is_kept_by_the_harness(box_sandbox):
     async with toolbox(box_sandbox) as box:
-        result = await call(box, "todo", items=[{"content": "read data", "status": "completed"},
-                                                {"content": "post summary"}])
+        result = await call(
+            box, "todo", items=[{"content": "read data", "status": "completed"}, {"content": "post summary"}]
+        )
         assert result.output.splitlines() == ["Task list (1/2 done):", "[x] read data", "[ ] post summary"]
         assert [item.status for item in box.env.todos] == ["completed", "pending"]
         invalid = await call(box, "todo", items=[{"content": "x", "status": "someday"}])
@@ -165,7 +188,9 @@ async def test_todo_list_is_kept_by_the_harness(box_sandbox):
 async def test_malformed_arguments_and_unknown_tools_are_observations(box_sandbox):
     async with toolbox(box_sandbox) as box:
         broken = await box.call(ToolCall(id="c", name="bash", arguments='{"command": "ls'))
-        assert broken.is_error and "not valid JSON" in broken.output and "the call was not run" in broken.output
+        assert (
+            broken.is_error and "not valid JSON" in broken.output and "the call was not run" in broken.output
+        )
         unknown = await call(box, "bsh", command="ls")
         assert unknown.is_error and "Did you mean bash" in unknown.output
         missing = await call(box, "edit", path="/workspace/x")

@@ -17,14 +17,20 @@ from gym.policies.hf import HFPolicy
 from gym.tasks import AgentIdentity, Limits, Task, World
 from trainer.toy import build_toy_model
 
-WORLD = World(name="w", company="Acme", date=dt.date(2025, 3, 14),
-              agent=AgentIdentity(name="Dana", title="Analyst", email="d@acme.test", chat_username="dana"))
+WORLD = World(
+    name="w",
+    company="Acme",
+    date=dt.date(2025, 3, 14),
+    agent=AgentIdentity(name="Dana", title="Analyst", email="d@acme.test", chat_username="dana"),
+)
 NO_TOOLS = HarnessConfig(mcp_servers={})
 CHATML = "{% for m in messages %}<bos>{{ m.role }} {{ m.content }}<eos>{% endfor %}<bos>assistant "
 
 
 def task(tmp_path, **limits) -> Task:
-    return Task(id="t", title="t", world="w", prompt="Say hi.", apps=[], limits=Limits(**limits), path=tmp_path)
+    return Task(
+        id="t", title="t", world="w", prompt="Say hi.", apps=[], limits=Limits(**limits), path=tmp_path
+    )
 
 
 class Scripted:
@@ -38,8 +44,12 @@ class Scripted:
 
 
 async def test_a_turn_cut_at_max_tokens_is_not_the_answer(tmp_path):
-    policy = Scripted([AssistantTurn(content="The total is", finish_reason="length", truncated=True),
-                       AssistantTurn(content="The total is 42.", finish_reason="stop")])
+    policy = Scripted(
+        [
+            AssistantTurn(content="The total is", finish_reason="length", truncated=True),
+            AssistantTurn(content="The total is 42.", finish_reason="stop"),
+        ]
+    )
     trajectory = await run_episode(object(), task(tmp_path, max_turns=5), WORLD, policy, NO_TOOLS)
     assert trajectory.stop_reason == "answered" and trajectory.final_answer == "The total is 42."
     assert [s.turn.truncated for s in trajectory.steps] == [True, False]
@@ -47,7 +57,9 @@ async def test_a_turn_cut_at_max_tokens_is_not_the_answer(tmp_path):
 
 async def test_only_truncated_turns_end_at_the_turn_limit_without_an_answer(tmp_path):
     cut = AssistantTurn(content="and then", finish_reason="length", truncated=True)
-    trajectory = await run_episode(object(), task(tmp_path, max_turns=2), WORLD, Scripted([cut, cut]), NO_TOOLS)
+    trajectory = await run_episode(
+        object(), task(tmp_path, max_turns=2), WORLD, Scripted([cut, cut]), NO_TOOLS
+    )
     assert trajectory.stop_reason == "turn_limit" and trajectory.final_answer is None
 
 

@@ -82,7 +82,7 @@ def test_files_round_trip_and_read_file_errors(box):
 
 def test_exec_takes_cwd_and_env(box):
     box.write_file("/tmp/conformance/in-tmp.txt", b"here")
-    result = box.exec("cat in-tmp.txt; echo \" $GREETING\"", cwd="/tmp/conformance", env={"GREETING": "hi"})
+    result = box.exec('cat in-tmp.txt; echo " $GREETING"', cwd="/tmp/conformance", env={"GREETING": "hi"})
     assert result.output == "here hi\n"
 
 
@@ -98,7 +98,9 @@ def test_other_users_follow_the_privilege_rules(box):
 
 
 def test_open_stdio_is_a_bidirectional_stream(box):
-    stream = box.open_stdio(["python3", "-u", "-c", "import sys\nfor line in sys.stdin: print(line.strip().upper())"])
+    stream = box.open_stdio(
+        ["python3", "-u", "-c", "import sys\nfor line in sys.stdin: print(line.strip().upper())"]
+    )
     try:
         for word in (b"hello", b"again"):
             stream.write(word + b"\n")
@@ -192,7 +194,14 @@ def local():
 
 
 def tools(sandbox: LocalSandbox, *, tool_timeout_s: float = 10, output_cap: int = 30_000):
-    task = Task(id="tools", title="tools", world="w", prompt="p", apps=[], limits=Limits(tool_timeout_s=tool_timeout_s))
+    task = Task(
+        id="tools",
+        title="tools",
+        world="w",
+        prompt="p",
+        apps=[],
+        limits=Limits(tool_timeout_s=tool_timeout_s),
+    )
     config = HarnessConfig(mcp_servers={}, output_cap_chars=output_cap, workdir=sandbox.workspace)
     return Toolbox.open(sandbox, task, config)
 
@@ -231,7 +240,7 @@ async def test_a_stuck_or_exited_shell_is_restarted_in_the_same_directory(local)
         await call(box, "bash", command="mkdir -p stuck && cd stuck && export GONE=1")
         stuck = await call(box, "bash", command="while :; do :; done")
         assert stuck.is_error and f"restarted in {local.workspace}/stuck" in stuck.output
-        after = await call(box, "bash", command="pwd; echo \"gone=$GONE\"")
+        after = await call(box, "bash", command='pwd; echo "gone=$GONE"')
         assert after.output.splitlines() == [f"{local.workspace}/stuck", "gone="]
         assert "restarted" in (await call(box, "bash", command="exit 4")).output
         assert (await call(box, "bash", command="echo alive")).output == "alive"
@@ -239,9 +248,9 @@ async def test_a_stuck_or_exited_shell_is_restarted_in_the_same_directory(local)
 
 async def test_bash_quoting_heredocs_and_stdin(local):
     async with tools(local) as box:
-        script = "cat <<'EOF'\nit's \"quoted\" $HOME\nEOF\nread line; echo \"read:[$line]\""
+        script = 'cat <<\'EOF\'\nit\'s "quoted" $HOME\nEOF\nread line; echo "read:[$line]"'
         result = await call(box, "bash", command=script)
-        assert result.output.splitlines() == ["it's \"quoted\" $HOME", "read:[]"]
+        assert result.output.splitlines() == ['it\'s "quoted" $HOME', "read:[]"]
 
 
 async def test_write_read_and_edit(local):
@@ -252,11 +261,17 @@ async def test_write_read_and_edit(local):
         assert page.output.splitlines()[:2] == ["     2\tbeta", "     3\talpha"]
         assert "lines 2-3 of 4" in page.output
         ambiguous = await call(box, "edit", path="notes/todo.txt", old_string="alpha", new_string="A")
-        assert ambiguous.is_error and "occurs 2 times" in ambiguous.output and "lines 1, 3" in ambiguous.output
+        assert (
+            ambiguous.is_error and "occurs 2 times" in ambiguous.output and "lines 1, 3" in ambiguous.output
+        )
         missing = await call(box, "edit", path="notes/todo.txt", old_string="delta", new_string="D")
         assert missing.is_error and "not found" in missing.output
-        assert not (await call(box, "edit", path="notes/todo.txt", old_string="alpha\ngamma", new_string="omega")).is_error
-        every = await call(box, "edit", path="notes/todo.txt", old_string="beta", new_string="B", replace_all=True)
+        assert not (
+            await call(box, "edit", path="notes/todo.txt", old_string="alpha\ngamma", new_string="omega")
+        ).is_error
+        every = await call(
+            box, "edit", path="notes/todo.txt", old_string="beta", new_string="B", replace_all=True
+        )
         assert not every.is_error
         assert local.read_file("/workspace/notes/todo.txt") == b"alpha\nB\nomega\n"
         absent = await call(box, "read", path="nope.txt")
@@ -290,11 +305,18 @@ async def test_glob_grep_and_todo(local):
         await call(box, "write", path="g/b/two.md", content="budget: 250\n")
         await call(box, "write", path="g/b/three.txt", content="BUDGET 9\n")
         found = await call(box, "glob", pattern="**/*.md", path="g")
-        assert sorted(found.output.splitlines()) == [f"{local.workspace}/g/a/one.md", f"{local.workspace}/g/b/two.md"]
+        assert sorted(found.output.splitlines()) == [
+            f"{local.workspace}/g/a/one.md",
+            f"{local.workspace}/g/b/two.md",
+        ]
         hits = await call(box, "grep", pattern=r"budget:\s+\d+", path="g", ignore_case=True, include="*.md")
-        assert sorted(hits.output.splitlines()) == [f"{local.workspace}/g/a/one.md:1:Budget: 100",
-                                                    f"{local.workspace}/g/b/two.md:1:budget: 250"]
-        todo = await call(box, "todo", items=[{"content": "check budgets", "status": "completed"}, {"content": "report"}])
+        assert sorted(hits.output.splitlines()) == [
+            f"{local.workspace}/g/a/one.md:1:Budget: 100",
+            f"{local.workspace}/g/b/two.md:1:budget: 250",
+        ]
+        todo = await call(
+            box, "todo", items=[{"content": "check budgets", "status": "completed"}, {"content": "report"}]
+        )
         assert todo.output.splitlines() == ["Task list (1/2 done):", "[x] check budgets", "[ ] report"]
 
 
@@ -326,12 +348,18 @@ def nap(seconds: float) -> str:
 app.run()
 '''
 DEMO = {"demo": ["python3", "-c", DEMO_SERVER]}
-WORLD = World(name="w", company="Acme Corp", date=dt.date(2025, 3, 14), description="Acme sells anvils.",
-              agent=AgentIdentity(name="Dana Reyes", title="Finance Analyst", email="dana@acme.test",
-                                  chat_username="dana"))
+WORLD = World(
+    name="w",
+    company="Acme Corp",
+    date=dt.date(2025, 3, 14),
+    description="Acme sells anvils.",
+    agent=AgentIdentity(
+        name="Dana Reyes", title="Finance Analyst", email="dana@acme.test", chat_username="dana"
+    ),
+)
 SOLUTION = [
     {"tool": "bash", "args": {"command": "mkdir -p reports && cd reports && export TOTAL=$((40 + 2))"}},
-    {"tool": "bash", "args": {"command": "echo \"total=$TOTAL\" > summary.txt && basename $(pwd)"}},
+    {"tool": "bash", "args": {"command": 'echo "total=$TOTAL" > summary.txt && basename $(pwd)'}},
     {"tool": "write", "args": {"path": "notes.md", "content": "status: pending\n"}},
     {"tool": "edit", "args": {"path": "notes.md", "old_string": "pending", "new_string": "approved"}},
     {"tool": "read", "args": {"path": "notes.md"}},
@@ -345,8 +373,15 @@ def make_task(tmp_path: Path, solution=None, **limits) -> Task:
     folder = tmp_path / "report"
     (folder / "solution").mkdir(parents=True, exist_ok=True)
     (folder / "solution" / "actions.yaml").write_text(yaml.safe_dump(solution or SOLUTION))
-    return Task(id="report", title="Write the report", world="w", prompt="Write the quarterly report.", apps=[],
-                limits=Limits(**limits), path=folder)
+    return Task(
+        id="report",
+        title="Write the report",
+        world="w",
+        prompt="Write the quarterly report.",
+        apps=[],
+        limits=Limits(**limits),
+        path=folder,
+    )
 
 
 def config(sandbox: LocalSandbox, **fields) -> HarnessConfig:
@@ -368,7 +403,9 @@ class Scripted:
 
 
 def bash_turn(command: str, call_id: str = "c") -> AssistantTurn:
-    return AssistantTurn(tool_calls=[ToolCall(id=call_id, name="bash", arguments=json.dumps({"command": command}))])
+    return AssistantTurn(
+        tool_calls=[ToolCall(id=call_id, name="bash", arguments=json.dumps({"command": command}))]
+    )
 
 
 @pytest.fixture
@@ -379,7 +416,9 @@ def fresh():
 
 async def test_oracle_replays_a_multi_step_task(fresh, tmp_path):
     task = make_task(tmp_path)
-    trajectory = await run_episode(fresh, task, WORLD, make_policy("oracle", task=task), config(fresh, mcp_servers=DEMO))
+    trajectory = await run_episode(
+        fresh, task, WORLD, make_policy("oracle", task=task), config(fresh, mcp_servers=DEMO)
+    )
     assert trajectory.error is None, trajectory.meta.get("traceback")
     assert trajectory.stop_reason == "answered" and trajectory.final_answer == "The report is in reports/."
     assert [c.name for c in trajectory.tool_calls()] == [s["tool"] for s in SOLUTION[:-1]]
@@ -388,7 +427,9 @@ async def test_oracle_replays_a_multi_step_task(fresh, tmp_path):
     assert results[1].output == "reports"  # the first call's cd carried over
     assert "approved" in results[4].output
     assert fresh.read_file("/workspace/reports/summary.txt") == b"total=42\n"
-    assert fresh.read_file("/workspace/reports/notes.md") == b"status: approved\n"  # relative to the shell's cwd
+    assert (
+        fresh.read_file("/workspace/reports/notes.md") == b"status: approved\n"
+    )  # relative to the shell's cwd
     assert fresh.read_file("/tmp/demo-store/status") == b"approved"
     assert trajectory.meta["todos"] == [{"content": "write the report", "status": "completed"}]
     assert "demo.save" in trajectory.meta["tools"]
@@ -402,15 +443,23 @@ async def test_turn_limit_and_on_step(fresh, tmp_path):
         seen.append((step.index, [r.output.strip() for r in step.results]))
         raise RuntimeError("a broken live view")
 
-    trajectory = await run_episode(fresh, make_task(tmp_path, max_turns=2), WORLD,
-                                   Scripted(lambda m, t: bash_turn("echo hi")), config(fresh), on_step=watch)
+    trajectory = await run_episode(
+        fresh,
+        make_task(tmp_path, max_turns=2),
+        WORLD,
+        Scripted(lambda m, t: bash_turn("echo hi")),
+        config(fresh),
+        on_step=watch,
+    )
     assert trajectory.stop_reason == "turn_limit" and trajectory.truncated and trajectory.error is None
     assert seen == [(0, ["hi"]), (1, ["hi"])]
 
 
 async def test_time_limit_truncates_a_slow_tool_call(fresh, tmp_path):
     task = make_task(tmp_path, time_limit_s=1, tool_timeout_s=120)
-    trajectory = await run_episode(fresh, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")), config(fresh))
+    trajectory = await run_episode(
+        fresh, task, WORLD, Scripted(lambda m, t: bash_turn("sleep 60")), config(fresh)
+    )
     assert trajectory.stop_reason == "time_limit" and trajectory.truncated and trajectory.error is None
 
 
@@ -419,8 +468,9 @@ async def test_a_hung_command_times_out_and_the_loop_carries_on(fresh, tmp_path)
         turns = sum(m.role == "assistant" for m in messages)
         return [bash_turn("sleep 600"), bash_turn("echo still-here"), AssistantTurn(content="ok")][turns]
 
-    trajectory = await run_episode(fresh, make_task(tmp_path, tool_timeout_s=0.5), WORLD, Scripted(decide),
-                                   config(fresh))
+    trajectory = await run_episode(
+        fresh, make_task(tmp_path, tool_timeout_s=0.5), WORLD, Scripted(decide), config(fresh)
+    )
     assert trajectory.stop_reason == "answered"
     first, second = (step.results[0] for step in trajectory.steps[:2])
     assert first.is_error and "timed out after 0.5s" in first.output
@@ -430,8 +480,12 @@ async def test_a_hung_command_times_out_and_the_loop_carries_on(fresh, tmp_path)
 async def test_malformed_arguments_and_unknown_tools_come_back_to_the_model(fresh, tmp_path):
     def decide(messages, tools):
         if messages[-1].role == "user":
-            return AssistantTurn(tool_calls=[ToolCall(id="bad", name="bash", arguments='{"command": '),
-                                             ToolCall(id="typo", name="bsah", arguments="{}")])
+            return AssistantTurn(
+                tool_calls=[
+                    ToolCall(id="bad", name="bash", arguments='{"command": '),
+                    ToolCall(id="typo", name="bsah", arguments="{}"),
+                ]
+            )
         return AssistantTurn(content=" | ".join(m.content for m in messages[-2:]))
 
     trajectory = await run_episode(fresh, make_task(tmp_path), WORLD, Scripted(decide), config(fresh))
@@ -444,10 +498,10 @@ async def test_injected_faults_are_seeded_and_a_faulted_call_never_reaches_the_a
     task = make_task(tmp_path, solution=[*saves, {"answer": "saved"}])
 
     async def run(seed: int):
-        fresh.exec("rm -rf \"$TMPDIR/demo-store\"")
+        fresh.exec('rm -rf "$TMPDIR/demo-store"')
         cfg = config(fresh, mcp_servers=DEMO, faults=FaultConfig(rate=0.5, seed=seed))
         trajectory = await run_episode(fresh, task, WORLD, make_policy("oracle", task=task), cfg)
-        return trajectory, fresh.exec("ls \"$TMPDIR/demo-store\"").output.split()
+        return trajectory, fresh.exec('ls "$TMPDIR/demo-store"').output.split()
 
     first, stored = await run(seed=7)
     again, _ = await run(seed=7)
@@ -471,20 +525,29 @@ async def test_the_loop_compacts_the_context(fresh, tmp_path):
 
 
 async def test_a_hung_mcp_call_times_out_and_the_server_keeps_answering(fresh, tmp_path):
-    steps = [{"tool": "demo.nap", "args": {"seconds": 30}}, {"tool": "demo.save", "args": {"key": "k", "value": "v"}},
-             {"answer": "ok"}]
+    steps = [
+        {"tool": "demo.nap", "args": {"seconds": 30}},
+        {"tool": "demo.save", "args": {"key": "k", "value": "v"}},
+        {"answer": "ok"},
+    ]
     task = make_task(tmp_path, solution=steps, tool_timeout_s=0.5)
-    trajectory = await run_episode(fresh, task, WORLD, make_policy("oracle", task=task), config(fresh, mcp_servers=DEMO))
+    trajectory = await run_episode(
+        fresh, task, WORLD, make_policy("oracle", task=task), config(fresh, mcp_servers=DEMO)
+    )
     assert trajectory.stop_reason == "answered", trajectory.error
     hung, saved = (step.results[0] for step in trajectory.steps[:2])
     assert hung.is_error and "timed out" in hung.output
     assert saved.output == "saved k" and not saved.is_error
 
 
-async def test_after_the_episode_seal_stops_what_the_agent_left_and_the_grader_reads_the_files(fresh, tmp_path):
+async def test_after_the_episode_seal_stops_what_the_agent_left_and_the_grader_reads_the_files(
+    fresh, tmp_path
+):
     def decide(messages, tools):
         if len(messages) == 2:
-            return bash_turn("echo final > answer.txt; (sleep 3176; echo late > answer.txt) >/dev/null 2>&1 &")
+            return bash_turn(
+                "echo final > answer.txt; (sleep 3176; echo late > answer.txt) >/dev/null 2>&1 &"
+            )
         return AssistantTurn(content="done")
 
     trajectory = await run_episode(fresh, make_task(tmp_path), WORLD, Scripted(decide), config(fresh))
@@ -505,8 +568,10 @@ def test_grader_file_checks_read_a_local_sandbox(tmp_path):
     (tmp_path / "ws" / "notes").mkdir(parents=True)
     (tmp_path / "ws" / "notes" / "summary.md").write_text("# Summary\nTotal due: 95.25 EUR\n")
     (tmp_path / "ws" / "empty.txt").write_text("")
-    with LocalSandbox.start(overlay=overlay_tar((Overlay(workspace="ws"), tmp_path))) as sandbox, \
-            SandboxProbe(sandbox) as probe:
+    with (
+        LocalSandbox.start(overlay=overlay_tar((Overlay(workspace="ws"), tmp_path))) as sandbox,
+        SandboxProbe(sandbox) as probe,
+    ):
         ctx = CheckContext(probe)
         assert files.file_exists(ctx, path="notes/summary.md").passed
         assert files.file_exists(ctx, path="/workspace/notes/summary.md").passed
@@ -515,4 +580,6 @@ def test_grader_file_checks_read_a_local_sandbox(tmp_path):
         assert files.file_absent(ctx, path="notes/other.md").passed
         assert not files.file_exists(ctx, path="notes").passed  # a folder is not a file
         assert files.file_contains(ctx, path="notes/summary.md", regex=r"95\.25\s+EUR").passed
-        assert not files.file_contains(ctx, path="notes/summary.md", text="total DUE", case_sensitive=True).passed
+        assert not files.file_contains(
+            ctx, path="notes/summary.md", text="total DUE", case_sensitive=True
+        ).passed

@@ -34,14 +34,18 @@ def toy():
 def prompts(tokenizer, n: int, seed: int = 0) -> list[list[int]]:
     rng = random.Random(seed)
     words = [t for t in tokenizer.get_vocab() if not t.startswith("<")]
-    return [tokenizer.convert_tokens_to_ids(["<bos>", "repeat", *rng.choices(words, k=rng.randint(1, 30)), ":"])
-            for _ in range(n)]
+    return [
+        tokenizer.convert_tokens_to_ids(["<bos>", "repeat", *rng.choices(words, k=rng.randint(1, 30)), ":"])
+        for _ in range(n)
+    ]
 
 
 def forward_logprobs(model, prompt, tokens, temperature):
     ids = torch.tensor([prompt + tokens])
     with torch.no_grad():
-        return token_logprobs(model(input_ids=ids).logits, ids, temperature=temperature)[0, len(prompt):].tolist()
+        return token_logprobs(model(input_ids=ids).logits, ids, temperature=temperature)[
+            0, len(prompt) :
+        ].tolist()
 
 
 def test_concurrent_requests_sample_what_they_would_alone(toy):
@@ -54,8 +58,9 @@ def test_concurrent_requests_sample_what_they_would_alone(toy):
     got = [r.future.result(timeout=60) for r in requests]
     assert [g.token_ids for g in got] == [e.token_ids for e in expected]
     for generation, prompt in zip(got, batch, strict=True):
-        assert generation.logprobs == pytest.approx(forward_logprobs(model, prompt, generation.token_ids, 0.9),
-                                                    abs=1e-4)
+        assert generation.logprobs == pytest.approx(
+            forward_logprobs(model, prompt, generation.token_ids, 0.9), abs=1e-4
+        )
     assert together.stats["steps"] < sum(len(g.token_ids) for g in got)  # several rows per step
 
 
@@ -79,6 +84,7 @@ def no_end(tokenizer):
         logits = logits.clone()
         logits[tokenizer.eos_token_id] = float("-inf")
         return logits
+
     return processor
 
 
@@ -90,13 +96,17 @@ def test_stop_strings_end_tokens_and_max_tokens(toy):
     free = engine.generate(prompt, long, seed=7, processor=no_end(tokenizer))
     assert free.finish_reason == "length" and len(free.token_ids) == 40
     word = tokenizer.convert_ids_to_tokens(free.token_ids)[4]
-    first = next(i for i in range(40) if word in tokenizer.decode(free.token_ids[:i + 1]))
-    stopped = engine.generate(prompt, long.model_copy(update={"stop": (word,)}), seed=7, processor=no_end(tokenizer))
-    assert stopped.finish_reason == "stop" and stopped.token_ids == free.token_ids[:first + 1]
+    first = next(i for i in range(40) if word in tokenizer.decode(free.token_ids[: i + 1]))
+    stopped = engine.generate(
+        prompt, long.model_copy(update={"stop": (word,)}), seed=7, processor=no_end(tokenizer)
+    )
+    assert stopped.finish_reason == "stop" and stopped.token_ids == free.token_ids[: first + 1]
     ended = engine.generate(prompt, long, seed=7)  # without the processor the model may end on its own
     if ended.finish_reason == "stop":
         assert ended.token_ids[-1] == tokenizer.eos_token_id  # the end token is kept: the model chose it
-    short = engine.generate(prompt, PARAMS.model_copy(update={"max_new_tokens": 3}), seed=7, processor=no_end(tokenizer))
+    short = engine.generate(
+        prompt, PARAMS.model_copy(update={"max_new_tokens": 3}), seed=7, processor=no_end(tokenizer)
+    )
     assert len(short.token_ids) == 3 and short.finish_reason == "length"
 
 

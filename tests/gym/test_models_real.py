@@ -30,21 +30,29 @@ def smollm2() -> Engine:
 
 def test_the_gguf_becomes_a_folder_that_loads_with_the_same_weights(tmp_path, smollm2):
     folder = import_gguf(bundled_gguf("smollm2"), tmp_path / BUNDLED["smollm2"].folder)
-    assert {p.name for p in folder.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json",
-                                                   "generation_config.json"}
+    assert {p.name for p in folder.iterdir()} >= {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "generation_config.json",
+    }
     from transformers import AutoModelForCausalLM
 
     fresh = AutoModelForCausalLM.from_pretrained(folder)
-    for (name, a), (_, b) in zip(sorted(fresh.state_dict().items()), sorted(smollm2.model.state_dict().items()),
-                                 strict=True):
+    for (name, a), (_, b) in zip(
+        sorted(fresh.state_dict().items()), sorted(smollm2.model.state_dict().items()), strict=True
+    ):
         assert a.shape == b.shape and bool((a == b).all()), name
     assert not list(tmp_path.glob("*.partial"))  # staged, then moved into place
 
 
 def test_greedy_answer_is_coherent_and_logprobs_are_the_models(smollm2):
     tokenizer = smollm2.tokenizer
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
-                                           add_generation_prompt=True, tokenize=False)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is the capital of France?"}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
     ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
     result = smollm2.generate(ids, SamplingParams(temperature=0, max_new_tokens=20))
     assert "Paris" in tokenizer.decode(result.token_ids)
@@ -57,13 +65,28 @@ async def test_one_engine_per_process_serves_every_policy(smollm2):
 
 
 async def test_a_forced_first_call_is_well_formed_and_names_an_offered_tool(smollm2):
-    tools = [{"type": "function", "function": {"name": "db.query", "description": "Run a read-only SQL query.",
-                                               "parameters": {"type": "object", "properties": {
-                                                   "sql": {"type": "string"}}, "required": ["sql"]}}}]
-    messages = [Message(role="system", content="You are Jordan, a finance analyst."),
-                Message(role="user", content="How many invoices are there?")]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "db.query",
+                "description": "Run a read-only SQL query.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"sql": {"type": "string"}},
+                    "required": ["sql"],
+                },
+            },
+        }
+    ]
+    messages = [
+        Message(role="system", content="You are Jordan, a finance analyst."),
+        Message(role="user", content="How many invoices are there?"),
+    ]
     for seed in range(3):
-        turn = await HFPolicy("smollm2", seed=seed, tool_choice="first", max_new_tokens=80).next(messages, tools)
+        turn = await HFPolicy("smollm2", seed=seed, tool_choice="first", max_new_tokens=80).next(
+            messages, tools
+        )
         (call,) = turn.tool_calls[:1]
         assert call.error is None and call.name == "db.query"
         assert set(json.loads(call.arguments)) == {"sql"}  # no argument the tool would refuse
@@ -91,9 +114,16 @@ async def test_a_rollout_of_a_bundled_task_with_the_bundled_model(docker_image):
     from gym.rollout import RolloutSpec, run_rollout
 
     task = ROOT / "tasks" / "acme" / "overdue-invoices"
-    spec = RolloutSpec(run_id="pytest-model", rollout_id="smollm2-1", task="acme/overdue-invoices",
-                       task_path=str(task), policy="hf", model="smollm2", harness={"max_turns": 3},
-                       policy_options={"tool_choice": "first", "seed": 1, "max_new_tokens": 160})
+    spec = RolloutSpec(
+        run_id="pytest-model",
+        rollout_id="smollm2-1",
+        task="acme/overdue-invoices",
+        task_path=str(task),
+        policy="hf",
+        model="smollm2",
+        harness={"max_turns": 3},
+        policy_options={"tool_choice": "first", "seed": 1, "max_new_tokens": 160},
+    )
     outcome = await run_rollout(spec)
     assert outcome.ok, outcome.error
     trajectory = outcome.trajectory
@@ -113,13 +143,33 @@ def test_smollm2_as_a_local_judge_gives_a_verdict_or_an_item_error(tmp_path, smo
     from grader.score import grade
     from gym.models.judge_backend import generate_locally
 
-    rubric = Rubric.model_validate({"task": "w/t", "items": [
-        {"id": "polite", "description": "The reply is polite", "kind": "judge", "points": 2,
-         "prompt": "Is the final answer polite?", "evidence": [{"type": "final_answer"}]},
-        {"id": "says-42", "description": "Says 42", "kind": "python", "points": 1,
-         "check": "transcript.final_answer_contains", "args": {"text": "42"}}]})
+    rubric = Rubric.model_validate(
+        {
+            "task": "w/t",
+            "items": [
+                {
+                    "id": "polite",
+                    "description": "The reply is polite",
+                    "kind": "judge",
+                    "points": 2,
+                    "prompt": "Is the final answer polite?",
+                    "evidence": [{"type": "final_answer"}],
+                },
+                {
+                    "id": "says-42",
+                    "description": "Says 42",
+                    "kind": "python",
+                    "points": 1,
+                    "check": "transcript.final_answer_contains",
+                    "args": {"text": "42"},
+                },
+            ],
+        }
+    )
     trajectory = Trajectory(task="w/t", policy="p", final_answer="Thank you! The total is 42.")
-    judge = Judge(JudgeConfig(model="hf:smollm2", cache_dir=tmp_path / "cache", max_tokens=96), local=generate_locally)
+    judge = Judge(
+        JudgeConfig(model="hf:smollm2", cache_dir=tmp_path / "cache", max_tokens=96), local=generate_locally
+    )
     result = grade(rubric, StaticProbe(), trajectory, judge=judge)
     polite, says = result.items
     assert says.status == "pass"  # the deterministic item is graded whatever the judge does

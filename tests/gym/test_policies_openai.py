@@ -15,8 +15,12 @@ from gym.sandbox import DockerSandbox
 from gym.tasks import AgentIdentity, Task, World
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-WORLD = World(name="w", company="Acme Corp", date=dt.date(2025, 3, 14),
-              agent=AgentIdentity(name="Dana Reyes", title="Analyst", email="d@acme.test", chat_username="dana"))
+WORLD = World(
+    name="w",
+    company="Acme Corp",
+    date=dt.date(2025, 3, 14),
+    agent=AgentIdentity(name="Dana Reyes", title="Analyst", email="d@acme.test", chat_username="dana"),
+)
 DEMO_SERVER = '''
 from mcp.server.mcpserver import MCPServer
 app = MCPServer("demo")
@@ -45,7 +49,9 @@ async def test_an_episode_with_tool_calls_a_malformed_argument_and_a_429(docker_
             return Reply.tool_calls([("demo__shout", '{"text": "quarter closed"}')])
         if not any(r.status == 429 for r in replies):
             return Reply.error(429, "rate limited", headers={"Retry-After": "1"})
-        return Reply.text("All done.", usage={"prompt_tokens": 321, "completion_tokens": 3, "total_tokens": 324})
+        return Reply.text(
+            "All done.", usage={"prompt_tokens": 321, "completion_tokens": 3, "total_tokens": 324}
+        )
 
     replies: list[Reply] = []
 
@@ -55,7 +61,10 @@ async def test_an_episode_with_tool_calls_a_malformed_argument_and_a_429(docker_
 
     task = Task(id="t", title="t", world="w", prompt="Announce it.", apps=[], path=tmp_path)
     config = HarnessConfig(mcp_servers={"demo": ["python3", "-c", DEMO_SERVER]})
-    with FakeOpenAI(recording) as server, DockerSandbox.start(docker_image, run_id="pytest-openai") as sandbox:
+    with (
+        FakeOpenAI(recording) as server,
+        DockerSandbox.start(docker_image, run_id="pytest-openai") as sandbox,
+    ):
         trajectory = await run_episode(sandbox, task, WORLD, policy_for(server, temperature=0.2), config)
 
     assert trajectory.error is None, trajectory.meta.get("traceback")
@@ -82,10 +91,16 @@ async def test_an_episode_with_tool_calls_a_malformed_argument_and_a_429(docker_
 
 async def test_token_ids_and_logprobs_when_the_server_returns_them():
     def respond(request):
-        reply = Reply.text("ok", logprobs={"content": [
-            {"token": "token_id:17", "logprob": -0.5, "bytes": None, "top_logprobs": []},
-            {"token": "token_id:2", "logprob": -0.01, "bytes": None, "top_logprobs": []}]},
-            extra_choice={"token_ids": [17, 2]})
+        reply = Reply.text(
+            "ok",
+            logprobs={
+                "content": [
+                    {"token": "token_id:17", "logprob": -0.5, "bytes": None, "top_logprobs": []},
+                    {"token": "token_id:2", "logprob": -0.01, "bytes": None, "top_logprobs": []},
+                ]
+            },
+            extra_choice={"token_ids": [17, 2]},
+        )
         reply.body["prompt_token_ids"] = [1, 5, 9]
         return reply
 
@@ -109,16 +124,20 @@ async def test_token_ids_from_token_strings_and_graceful_absence():
 
 
 async def test_a_failing_endpoint_is_a_policy_error_after_retries():
-    with FakeOpenAI(lambda r: Reply.error(500, "boom")) as server, \
-            pytest.raises(PolicyError, match="failed after retries"):
+    with (
+        FakeOpenAI(lambda r: Reply.error(500, "boom")) as server,
+        pytest.raises(PolicyError, match="failed after retries"),
+    ):
         await policy_for(server, max_retries=1).next(HELLO, [])
     assert len(server.requests) == 2
 
 
 async def test_a_context_length_rejection_ends_as_context_limit():
     message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."
-    with FakeOpenAI(lambda r: Reply.error(400, message)) as server, \
-            pytest.raises(ContextLimitExceeded, match="maximum context length"):
+    with (
+        FakeOpenAI(lambda r: Reply.error(400, message)) as server,
+        pytest.raises(ContextLimitExceeded, match="maximum context length"),
+    ):
         await policy_for(server).next(HELLO, [])
 
 
@@ -143,8 +162,11 @@ async def test_tool_choice_first_asks_for_a_call_on_the_first_turn_only():
     with FakeOpenAI(lambda request: Reply.text("ok")) as server:
         policy = policy_for(server, tool_choice="first")
         await policy.next(HELLO, [tool])
-        called = [*HELLO, Message(role="assistant", tool_calls=[ToolCall(id="1", name="db.query", arguments="{}")]),
-                  Message(role="tool", content="3", tool_call_id="1", name="db.query")]
+        called = [
+            *HELLO,
+            Message(role="assistant", tool_calls=[ToolCall(id="1", name="db.query", arguments="{}")]),
+            Message(role="tool", content="3", tool_call_id="1", name="db.query"),
+        ]
         await policy.next(called, [tool])
     assert [r.get("tool_choice") for r in server.requests] == ["required", None]
     with pytest.raises(PolicyError, match="tool_choice must be"):

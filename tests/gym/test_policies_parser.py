@@ -35,7 +35,15 @@ def test_labelled_outputs_are_recovered():
     misses = [case["text"][:120] for case in FIXTURES if not recovered(case)]
     rate = 1 - len(misses) / len(FIXTURES)
     assert len(FIXTURES) >= 60 and {c["source"].split(" ")[0] for c in FIXTURES} >= {
-        "smollm2-135m", "hermes", "llama3", "mistral-v3", "mistral-v11", "json-list", "fenced", "answer"}
+        "smollm2-135m",
+        "hermes",
+        "llama3",
+        "mistral-v3",
+        "mistral-v11",
+        "json-list",
+        "fenced",
+        "answer",
+    }
     assert rate >= 0.95, misses
 
 
@@ -45,8 +53,11 @@ def test_each_labelled_output(case):
 
 
 def test_text_around_calls_is_kept_as_content():
-    content, calls = parse_tool_calls('Let me look.\n<tool_call>{"name": "bash", "arguments": {"command": "ls"}}'
-                                      '</tool_call>\nThen I answer.', "t")
+    content, calls = parse_tool_calls(
+        'Let me look.\n<tool_call>{"name": "bash", "arguments": {"command": "ls"}}'
+        "</tool_call>\nThen I answer.",
+        "t",
+    )
     assert content == "Let me look.\n\nThen I answer."
     assert [(c.id, c.name) for c in calls] == [("t_0", "bash")]
 
@@ -60,22 +71,34 @@ def test_malformed_call_says_what_is_wrong_and_is_not_run():
 
 def test_json_outside_markers_is_a_call_only_when_it_names_a_tool():
     assert parse_tool_calls('{"name": "Globex", "total": 5}', tool_names=NAMES)[1] == []
-    assert parse_tool_calls('{"name": "bash", "parameters": {"command": "ls"}}', tool_names=NAMES)[1][0].name == "bash"
+    assert (
+        parse_tool_calls('{"name": "bash", "parameters": {"command": "ls"}}', tool_names=NAMES)[1][0].name
+        == "bash"
+    )
     assert parse_tool_calls('{"name": "bash", "parameters": {"command": "ls"}}')[1] == []  # no tools offered
 
 
 # -- properties ------------------------------------------------------------------
 
-ARGUMENT = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                    max_size=3), max_leaves=8)
-CALL = st.tuples(st.sampled_from(NAMES), st.dictionaries(st.text(min_size=1, max_size=10), ARGUMENT, max_size=4))
+ARGUMENT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+CALL = st.tuples(
+    st.sampled_from(NAMES), st.dictionaries(st.text(min_size=1, max_size=10), ARGUMENT, max_size=4)
+)
 # prose that cannot itself open a call or a JSON value
-NOISE = st.text(alphabet=st.characters(blacklist_characters="{}[]<`\\\"", blacklist_categories=("Cs",)), max_size=60)
+NOISE = st.text(
+    alphabet=st.characters(blacklist_characters='{}[]<`\\"', blacklist_categories=("Cs",)), max_size=60
+)
 FORMATS = {
-    "hermes": lambda calls: "".join(f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>"
-                                    for n, a in calls),
-    "smollm2": lambda calls: f"<tool_call>{json.dumps([{'name': n, 'arguments': a} for n, a in calls])}</tool_call>",
+    "hermes": lambda calls: "".join(
+        f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>" for n, a in calls
+    ),
+    "smollm2": lambda calls: (
+        f"<tool_call>{json.dumps([{'name': n, 'arguments': a} for n, a in calls])}</tool_call>"
+    ),
     "mistral": lambda calls: "[TOOL_CALLS] " + json.dumps([{"name": n, "arguments": a} for n, a in calls]),
     "llama3": lambda calls: " ; ".join(json.dumps({"name": n, "parameters": a}) for n, a in calls),
     "list": lambda calls: json.dumps([{"name": n, "arguments": a} for n, a in calls]),
@@ -83,7 +106,12 @@ FORMATS = {
 
 
 @settings(max_examples=300, deadline=None)
-@given(calls=st.lists(CALL, min_size=1, max_size=3), fmt=st.sampled_from(sorted(FORMATS)), before=NOISE, after=NOISE)
+@given(
+    calls=st.lists(CALL, min_size=1, max_size=3),
+    fmt=st.sampled_from(sorted(FORMATS)),
+    before=NOISE,
+    after=NOISE,
+)
 def test_any_valid_call_embedded_in_noise_is_recovered(calls, fmt, before, after):
     text = f"{before}\n{FORMATS[fmt](calls)}\n{after}"
     _, found = parse_tool_calls(text, tool_names=NAMES)

@@ -12,8 +12,10 @@ from gym.policies import Policy, make_policy, policy_names
 from gym.policies.oracle import OraclePolicy, load_solution
 from gym.tasks import Task
 
-TOOLS = [{"type": "function", "function": {"name": name, "description": "", "parameters": {}}}
-         for name in ("bash", "chat.post_message")]
+TOOLS = [
+    {"type": "function", "function": {"name": name, "description": "", "parameters": {}}}
+    for name in ("bash", "chat.post_message")
+]
 
 
 def test_known_names_and_lazy_import():
@@ -53,13 +55,18 @@ def solution_file(tmp_path, text: str) -> Task:
 
 
 async def test_oracle_steps_through_the_solution_statelessly(tmp_path):
-    task = solution_file(tmp_path, "- tool: bash\n  args: {command: ls}\n"
-                                   "- tool: chat.post_message\n  args: {channel: general, message: hi}\n"
-                                   "- answer: All done.\n")
+    task = solution_file(
+        tmp_path,
+        "- tool: bash\n  args: {command: ls}\n"
+        "- tool: chat.post_message\n  args: {channel: general, message: hi}\n"
+        "- answer: All done.\n",
+    )
     oracle = make_policy("oracle", task=task)
     history = [Message(role="system", content="s"), Message(role="user", content="p")]
     first = await oracle.next(history, TOOLS)
-    assert [(c.id, c.name, json.loads(c.arguments)) for c in first.tool_calls] == [("oracle-0", "bash", {"command": "ls"})]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in first.tool_calls] == [
+        ("oracle-0", "bash", {"command": "ls"})
+    ]
     history += [first.message(), Message(role="tool", tool_call_id="oracle-0", content="x")]
     second = await oracle.next(history, TOOLS)
     assert second.tool_calls[0].name == "chat.post_message"
@@ -77,11 +84,15 @@ async def test_oracle_names_a_tool_the_episode_does_not_offer(tmp_path):
 
 
 async def test_strict_oracle_stops_at_a_failed_step(tmp_path):
-    oracle = OraclePolicy(solution_file(tmp_path, "- tool: bash\n  args: {command: nope}\n- answer: ok\n"),
-                          strict=True)
+    oracle = OraclePolicy(
+        solution_file(tmp_path, "- tool: bash\n  args: {command: nope}\n- answer: ok\n"), strict=True
+    )
     call = ToolCall(id="oracle-0", name="bash", arguments="{}")
-    history = [Message(role="user", content="p"), Message(role="assistant", tool_calls=[call]),
-               Message(role="tool", tool_call_id="oracle-0", content="Error: command failed")]
+    history = [
+        Message(role="user", content="p"),
+        Message(role="assistant", tool_calls=[call]),
+        Message(role="tool", tool_call_id="oracle-0", content="Error: command failed"),
+    ]
     with pytest.raises(PolicyError, match="solution step 0 failed: Error: command failed"):
         await oracle.next(history, TOOLS)
 

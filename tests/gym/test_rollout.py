@@ -19,8 +19,20 @@ def test_rollout_prints_turns_and_rubric_then_runs_and_show_find_it(tmp_path, do
     tasks_dir = write_mini_world(tmp_path)
     db = str(tmp_path / "runs.db")
     cli = CliRunner()
-    result = cli.invoke(app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "oracle", "--store", db,
-                              "-H", "mcp_servers={}"], env=WIDE)  # fmt: skip
+    result = cli.invoke(
+        app,
+        [
+            "rollout",
+            str(tasks_dir / "ship-order"),
+            "--policy",
+            "oracle",
+            "--store",
+            db,
+            "-H",
+            "mcp_servers={}",
+        ],
+        env=WIDE,
+    )
     assert result.exit_code == 0, result.output
     out = result.output
     assert "turn 1" in out and "UPDATE orders SET status" in out and "UPDATE 1" in out  # live turns
@@ -41,13 +53,15 @@ def test_rollout_prints_turns_and_rubric_then_runs_and_show_find_it(tmp_path, do
 def test_a_broken_episode_is_stored_as_failed_with_its_error(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path)
     db = str(tmp_path / "runs.db")
-    unknown = CliRunner().invoke(app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "no-such-policy",
-                                       "--store", db], env=WIDE)  # fmt: skip
+    unknown = CliRunner().invoke(
+        app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "no-such-policy", "--store", db], env=WIDE
+    )
     assert unknown.exit_code == 2 and "unknown policy 'no-such-policy'" in unknown.output
     assert Store(db).list_rollouts() == []  # refused before anything ran
     (tasks_dir / "ship-order" / "solution" / "actions.yaml").unlink()
-    result = CliRunner().invoke(app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "oracle",
-                                      "--store", db], env=WIDE)  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["rollout", str(tasks_dir / "ship-order"), "--policy", "oracle", "--store", db], env=WIDE
+    )
     assert result.exit_code == 1
     (row,) = Store(db).list_rollouts()
     assert row.status == "failed" and "TaskError" in row.error and "reference solution not found" in row.error
@@ -56,8 +70,14 @@ def test_a_broken_episode_is_stored_as_failed_with_its_error(tmp_path, docker_im
 async def test_on_step_reports_each_turn_with_its_results(tmp_path, docker_image):
     (task,) = discover_tasks(write_mini_world(tmp_path))
     seen = []
-    spec = RolloutSpec(run_id="pytest", rollout_id="watch", task=task.key, task_path=str(task.path),
-                       policy="oracle", harness={"mcp_servers": {}})  # fmt: skip
+    spec = RolloutSpec(
+        run_id="pytest",
+        rollout_id="watch",
+        task=task.key,
+        task_path=str(task.path),
+        policy="oracle",
+        harness={"mcp_servers": {}},
+    )
     outcome = await run_rollout(spec, on_step=seen.append)
     assert [s.index for s in seen] == [0, 1, 2]
     assert seen[0].results[0].output.strip() == "UPDATE 1"

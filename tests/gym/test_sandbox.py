@@ -109,12 +109,20 @@ def test_a_fork_bomb_is_contained_by_the_pids_limit(docker_image):
 
 @pytest.mark.docker
 def test_two_sandboxes_do_not_see_each_others_writes(docker_image):
-    with DockerSandbox.start(docker_image, run_id="pytest") as a, DockerSandbox.start(docker_image, run_id="pytest") as b:
-        assert a.exec("echo mine > /workspace/a.txt && psql -c 'create table only_in_a(x int)'", user="agent").exit_code in (0, 1)
+    with (
+        DockerSandbox.start(docker_image, run_id="pytest") as a,
+        DockerSandbox.start(docker_image, run_id="pytest") as b,
+    ):
+        assert a.exec(
+            "echo mine > /workspace/a.txt && psql -c 'create table only_in_a(x int)'", user="agent"
+        ).exit_code in (0, 1)
         a.exec("psql -c 'create table only_in_a(x int)'", user="postgres")
         assert b.exec("test -e /workspace/a.txt").exit_code == 1
         assert b.exec("psql -Atc \"select to_regclass('only_in_a')\"", user="postgres").output.strip() == ""
-        assert a.exec("psql -Atc \"select to_regclass('only_in_a')\"", user="postgres").output.strip() == "only_in_a"
+        assert (
+            a.exec("psql -Atc \"select to_regclass('only_in_a')\"", user="postgres").output.strip()
+            == "only_in_a"
+        )
 
 
 def read_line(stream) -> bytes:
@@ -128,7 +136,9 @@ def read_line(stream) -> bytes:
 
 @pytest.mark.docker
 def test_open_stdio_is_a_bidirectional_stream(sandbox):
-    stream = sandbox.open_stdio(["python3", "-u", "-c", "import sys\nfor line in sys.stdin: print(line.strip().upper(), flush=True)"])
+    stream = sandbox.open_stdio(
+        ["python3", "-u", "-c", "import sys\nfor line in sys.stdin: print(line.strip().upper(), flush=True)"]
+    )
     try:
         stream.write(b"hello\n")
         assert read_line(stream) == b"HELLO\n"
@@ -140,14 +150,19 @@ def test_open_stdio_is_a_bidirectional_stream(sandbox):
 
 @pytest.mark.docker
 def test_overlay_applies_sql_and_workspace(docker_image, tmp_path):
-    (tmp_path / "data.sql").write_text("create table customers(name text); insert into customers values ('Ada');"
-                                      "grant select on customers to agent;")
+    (tmp_path / "data.sql").write_text(
+        "create table customers(name text); insert into customers values ('Ada');"
+        "grant select on customers to agent;"
+    )
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "readme.txt").write_text("welcome")
     overlay = overlay_tar((Overlay(sql=["data.sql"], workspace="docs"), tmp_path))
     with DockerSandbox.start(docker_image, overlay=overlay, run_id="pytest") as sb:
         assert sb.exec("psql -Atc 'select name from customers'").output.strip() == "Ada"
-        assert sb.exec("stat -c '%U' /workspace/readme.txt && cat /workspace/readme.txt").output == "agent\nwelcome"
+        assert (
+            sb.exec("stat -c '%U' /workspace/readme.txt && cat /workspace/readme.txt").output
+            == "agent\nwelcome"
+        )
         # The overlay itself is gone once applied.
         assert sb.exec("ls /egym/overlay", user="root").output.strip() == ""
 
@@ -164,14 +179,20 @@ def test_close_leaves_no_container_behind(docker_image):
 @pytest.mark.docker
 def test_gc_reaps_a_container_whose_owner_died(docker_image):
     owner = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent("""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
             import time
             from gym.sandbox import DockerSandbox
             DockerSandbox.start(run_id="pytest-orphan")
             print("started", flush=True)
             time.sleep(600)
-        """)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert owner.stdout.readline().strip() == "started"
     survivor = DockerSandbox.start(docker_image, run_id="pytest-orphan")  # owned by this live process

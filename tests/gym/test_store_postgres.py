@@ -35,9 +35,12 @@ exec sleep infinity
 @pytest.fixture(scope="module")
 def pg_url(docker_image):
     container = client().containers.run(
-        docker_image, entrypoint=["bash", "-c", SERVE], detach=True, ports={"5432/tcp": ("127.0.0.1", None)},
+        docker_image,
+        entrypoint=["bash", "-c", SERVE],
+        detach=True,
+        ports={"5432/tcp": ("127.0.0.1", None)},
         labels={LABEL: "1", "egym.run": "pytest-store-pg", "egym.owner": owner_label()},
-    )  # fmt: skip
+    )
     try:
         deadline = time.monotonic() + 60
         while b"READY" not in container.logs():
@@ -91,8 +94,13 @@ def test_postgres_write_interrupted_midway_leaves_previous_state(store, monkeypa
         return original(cls, position, item)
 
     monkeypatch.setattr(ItemResultRow, "from_model", classmethod(crash))
-    grade = Grade(task=TASK, earned=3, possible=3, normalized=1.0,
-                  items=[ItemResult(id=f"n{i}", points=1, status="pass", earned=1.0) for i in range(3)])  # fmt: skip
+    grade = Grade(
+        task=TASK,
+        earned=3,
+        possible=3,
+        normalized=1.0,
+        items=[ItemResult(id=f"n{i}", points=1, status="pass", earned=1.0) for i in range(3)],
+    )
     with pytest.raises(RuntimeError):
         store.record(row.id, trajectory=make_trajectory("second"), grade=grade, passed=True)
     again = store.get_rollout(row.id)

@@ -36,7 +36,13 @@ def test_a_sound_task_passes(reports):
     r = reports["sound"]
     assert r.ok, r.problems
     assert (str(r.oracle), str(r.null)) == ("8/8", "0/8")
-    assert set(r.cheats) == {"cheat-peek", "cheat-fake-files", "cheat-edit-history", "cheat-claim", "cheat-tamper"}
+    assert set(r.cheats) == {
+        "cheat-peek",
+        "cheat-fake-files",
+        "cheat-edit-history",
+        "cheat-claim",
+        "cheat-tamper",
+    }
     assert all(s.normalized == 0 for s in r.cheats.values())
 
 

@@ -13,8 +13,11 @@ from openapi_schema_validator import OAS30Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
-SPEC_DIR = Path(os.environ.get("EGYM_MATTERMOST_OPENAPI", Path(__file__).resolve().parents[3] / "shared" /
-                               "mattermost-api-v4"))
+SPEC_DIR = Path(
+    os.environ.get(
+        "EGYM_MATTERMOST_OPENAPI", Path(__file__).resolve().parents[3] / "shared" / "mattermost-api-v4"
+    )
+)
 PATH_FILES = ("users", "teams", "channels", "posts", "reactions", "files", "status")
 SPEC_URI = "urn:mattermost-api-v4"
 
@@ -23,8 +26,10 @@ SPEC_URI = "urn:mattermost-api-v4"
 def spec() -> dict[str, Any]:
     """introduction.yaml + paths files + definitions.yaml, concatenated (see SOURCE.md there)."""
     if not (SPEC_DIR / "introduction.yaml").is_file():
-        raise FileNotFoundError(f"Mattermost OpenAPI fragments not found in {SPEC_DIR} "
-                                "(set EGYM_MATTERMOST_OPENAPI to the folder)")
+        raise FileNotFoundError(
+            f"Mattermost OpenAPI fragments not found in {SPEC_DIR} "
+            "(set EGYM_MATTERMOST_OPENAPI to the folder)"
+        )
     parts = ["introduction", *PATH_FILES, "definitions"]
     text = "".join((SPEC_DIR / f"{name}.yaml").read_text() for name in parts)
     document = yaml.safe_load(text)
@@ -62,4 +67,6 @@ def validate(method: str, route: str, status: int, body: Any) -> list[str]:
     if ref is None:
         return []
     validator = OAS30Validator({"$ref": ref}, registry=_registry())
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(body)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(body)
+    ]

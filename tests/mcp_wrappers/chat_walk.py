@@ -20,17 +20,33 @@ http = httpx.Client(timeout=10)
 BAD_ID = "x" * 26  # well-formed, unknown
 
 
-def call(method, route, token=ADMIN, *, expect, json_body=None, params=None, files=None, data=None, content=None,
-         **path):
+def call(
+    method,
+    route,
+    token=ADMIN,
+    *,
+    expect,
+    json_body=None,
+    params=None,
+    files=None,
+    data=None,
+    content=None,
+    **path,
+):
     url = BASE + route.format(**path)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    r = http.request(method, url, headers=headers, json=json_body, params=params, files=files, data=data,
-                     content=content)
+    r = http.request(
+        method, url, headers=headers, json=json_body, params=params, files=files, data=data, content=content
+    )
     try:
         body = r.json()
     except ValueError:
         body = None
-    print(json.dumps({"method": method.lower(), "route": "/api/v4" + route, "status": r.status_code, "body": body}))
+    print(
+        json.dumps(
+            {"method": method.lower(), "route": "/api/v4" + route, "status": r.status_code, "body": body}
+        )
+    )
     if r.status_code != expect:
         sys.exit(f"{method} {url}: expected {expect}, got {r.status_code}: {r.text[:300]}")
     return body
@@ -39,11 +55,33 @@ def call(method, route, token=ADMIN, *, expect, json_body=None, params=None, fil
 me = call("GET", "/users/{user_id}", AGENT, expect=200, user_id="me")
 admin = call("GET", "/users/{user_id}", expect=200, user_id="me")
 # users, login, tokens
-walker = call("POST", "/users", expect=201, json_body={"username": "walker", "email": "walker@example.com",
-                                                       "password": "walker-password", "first_name": "Wal"})
-call("POST", "/users", expect=400, json_body={"username": "walker", "email": "w2@example.com", "password": "x" * 9})
-call("POST", "/users", None, expect=403, json_body={"username": "anon", "email": "a@example.com", "password": "x" * 9})
-call("POST", "/users/login", None, expect=201, json_body={"login_id": "walker", "password": "walker-password"})
+walker = call(
+    "POST",
+    "/users",
+    expect=201,
+    json_body={
+        "username": "walker",
+        "email": "walker@example.com",
+        "password": "walker-password",
+        "first_name": "Wal",
+    },
+)
+call(
+    "POST",
+    "/users",
+    expect=400,
+    json_body={"username": "walker", "email": "w2@example.com", "password": "x" * 9},
+)
+call(
+    "POST",
+    "/users",
+    None,
+    expect=403,
+    json_body={"username": "anon", "email": "a@example.com", "password": "x" * 9},
+)
+call(
+    "POST", "/users/login", None, expect=201, json_body={"login_id": "walker", "password": "walker-password"}
+)
 call("POST", "/users/login", None, expect=401, json_body={"login_id": "walker", "password": "wrong-password"})
 call("GET", "/users/{user_id}", None, expect=401, user_id="me")
 call("GET", "/users/{user_id}", expect=400, user_id="not-an-id")
@@ -57,104 +95,285 @@ call("POST", "/users/search", AGENT, expect=400, json_body=["not", "an", "object
 call("POST", "/users/ids", AGENT, expect=200, json_body=[me["id"], walker["id"]])
 call("POST", "/users/usernames", AGENT, expect=200, json_body=["raj.patel", "mia.wong"])
 call("PUT", "/users/{user_id}/roles", expect=200, json_body={"roles": "system_user"}, user_id=walker["id"])
-call("PUT", "/users/{user_id}/roles", AGENT, expect=403, json_body={"roles": "system_user system_admin"},
-     user_id=me["id"])
-token = call("POST", "/users/{user_id}/tokens", expect=201, json_body={"description": "walk"}, user_id=walker["id"])
-call("POST", "/users/{user_id}/tokens", AGENT, expect=403, json_body={"description": "x"}, user_id=walker["id"])
+call(
+    "PUT",
+    "/users/{user_id}/roles",
+    AGENT,
+    expect=403,
+    json_body={"roles": "system_user system_admin"},
+    user_id=me["id"],
+)
+token = call(
+    "POST", "/users/{user_id}/tokens", expect=201, json_body={"description": "walk"}, user_id=walker["id"]
+)
+call(
+    "POST", "/users/{user_id}/tokens", AGENT, expect=403, json_body={"description": "x"}, user_id=walker["id"]
+)
 call("POST", "/users/tokens/revoke", expect=200, json_body={"token_id": token["id"]})
 call("POST", "/users/tokens/revoke", expect=404, json_body={"token_id": token["id"]})
 # teams
-team = call("POST", "/teams", expect=201, json_body={"name": "walk-team", "display_name": "Walk", "type": "O"})
+team = call(
+    "POST", "/teams", expect=201, json_body={"name": "walk-team", "display_name": "Walk", "type": "O"}
+)
 call("POST", "/teams", expect=400, json_body={"name": "walk-team", "display_name": "Walk", "type": "O"})
 call("GET", "/teams", AGENT, expect=200)
 acme = call("GET", "/teams/name/{name}", AGENT, expect=200, name="acme")
 call("GET", "/teams/name/{name}", AGENT, expect=404, name="no-such-team")
 call("GET", "/teams/{team_id}", AGENT, expect=200, team_id=acme["id"])
 call("GET", "/teams/{team_id}", AGENT, expect=404, team_id=BAD_ID)
-call("POST", "/teams/{team_id}/members", expect=201, json_body={"team_id": acme["id"], "user_id": walker["id"]},
-     team_id=acme["id"])
-call("POST", "/teams/{team_id}/members", AGENT, expect=403, json_body={"team_id": acme["id"], "user_id": admin["id"]},
-     team_id=team["id"])
+call(
+    "POST",
+    "/teams/{team_id}/members",
+    expect=201,
+    json_body={"team_id": acme["id"], "user_id": walker["id"]},
+    team_id=acme["id"],
+)
+call(
+    "POST",
+    "/teams/{team_id}/members",
+    AGENT,
+    expect=403,
+    json_body={"team_id": acme["id"], "user_id": admin["id"]},
+    team_id=team["id"],
+)
 call("GET", "/teams/{team_id}/members", AGENT, expect=200, team_id=acme["id"])
 call("GET", "/teams/{team_id}/members", AGENT, expect=403, team_id=team["id"])
 call("GET", "/users/{user_id}/teams", AGENT, expect=200, user_id="me")
 call("GET", "/users/{user_id}/teams", AGENT, expect=403, user_id=walker["id"])
 # channels
-chan = call("POST", "/channels", AGENT, expect=201, json_body={"team_id": acme["id"], "name": "walk", "display_name":
-                                                               "Walk", "type": "P", "purpose": "walking"})
-call("POST", "/channels", AGENT, expect=400, json_body={"team_id": acme["id"], "name": "walk", "display_name": "W",
-                                                        "type": "P"})
+chan = call(
+    "POST",
+    "/channels",
+    AGENT,
+    expect=201,
+    json_body={
+        "team_id": acme["id"],
+        "name": "walk",
+        "display_name": "Walk",
+        "type": "P",
+        "purpose": "walking",
+    },
+)
+call(
+    "POST",
+    "/channels",
+    AGENT,
+    expect=400,
+    json_body={"team_id": acme["id"], "name": "walk", "display_name": "W", "type": "P"},
+)
 call("GET", "/channels", expect=200, params={"per_page": 100})
 call("GET", "/channels", AGENT, expect=403)
 call("GET", "/channels/{channel_id}", AGENT, expect=200, channel_id=chan["id"])
 call("GET", "/channels/{channel_id}", AGENT, expect=404, channel_id=BAD_ID)
 call("GET", "/teams/{team_id}/channels", AGENT, expect=200, team_id=acme["id"])
 call("GET", "/teams/{team_id}/channels", AGENT, expect=403, team_id=team["id"])
-hr = call("GET", "/teams/{team_id}/channels/name/{channel_name}", expect=200, team_id=acme["id"],
-          channel_name="hr-private")
-call("GET", "/teams/{team_id}/channels/name/{channel_name}", AGENT, expect=403, team_id=acme["id"],
-     channel_name="hr-private")
-finance = call("GET", "/teams/name/{team_name}/channels/name/{channel_name}", AGENT, expect=200, team_name="acme",
-               channel_name="finance")
-call("GET", "/teams/name/{team_name}/channels/name/{channel_name}", AGENT, expect=404, team_name="acme",
-     channel_name="nope")
-call("POST", "/teams/{team_id}/channels/search", AGENT, expect=201, json_body={"term": "sal"}, team_id=acme["id"])
+hr = call(
+    "GET",
+    "/teams/{team_id}/channels/name/{channel_name}",
+    expect=200,
+    team_id=acme["id"],
+    channel_name="hr-private",
+)
+call(
+    "GET",
+    "/teams/{team_id}/channels/name/{channel_name}",
+    AGENT,
+    expect=403,
+    team_id=acme["id"],
+    channel_name="hr-private",
+)
+finance = call(
+    "GET",
+    "/teams/name/{team_name}/channels/name/{channel_name}",
+    AGENT,
+    expect=200,
+    team_name="acme",
+    channel_name="finance",
+)
+call(
+    "GET",
+    "/teams/name/{team_name}/channels/name/{channel_name}",
+    AGENT,
+    expect=404,
+    team_name="acme",
+    channel_name="nope",
+)
+call(
+    "POST",
+    "/teams/{team_id}/channels/search",
+    AGENT,
+    expect=201,
+    json_body={"term": "sal"},
+    team_id=acme["id"],
+)
 call("POST", "/teams/{team_id}/channels/search", AGENT, expect=400, json_body={"term": 7}, team_id=acme["id"])
 call("GET", "/users/{user_id}/teams/{team_id}/channels", AGENT, expect=200, user_id="me", team_id=acme["id"])
-call("GET", "/users/{user_id}/teams/{team_id}/channels", AGENT, expect=403, user_id=walker["id"], team_id=acme["id"])
+call(
+    "GET",
+    "/users/{user_id}/teams/{team_id}/channels",
+    AGENT,
+    expect=403,
+    user_id=walker["id"],
+    team_id=acme["id"],
+)
 call("GET", "/users/{user_id}/channels", AGENT, expect=200, user_id="me")
 call("GET", "/users/{user_id}/channels", AGENT, expect=403, user_id=walker["id"])
 dm = call("POST", "/channels/direct", AGENT, expect=201, json_body=[me["id"], walker["id"]])
 call("POST", "/channels/direct", AGENT, expect=400, json_body=[me["id"]])
 group = call("POST", "/channels/group", AGENT, expect=201, json_body=[walker["id"], admin["id"]])
 call("POST", "/channels/group", AGENT, expect=400, json_body=[walker["id"]])
-call("POST", "/channels/{channel_id}/members", AGENT, expect=201, json_body={"user_id": walker["id"]},
-     channel_id=chan["id"])
-call("POST", "/channels/{channel_id}/members", AGENT, expect=403, json_body={"user_id": me["id"]}, channel_id=hr["id"])
+call(
+    "POST",
+    "/channels/{channel_id}/members",
+    AGENT,
+    expect=201,
+    json_body={"user_id": walker["id"]},
+    channel_id=chan["id"],
+)
+call(
+    "POST",
+    "/channels/{channel_id}/members",
+    AGENT,
+    expect=403,
+    json_body={"user_id": me["id"]},
+    channel_id=hr["id"],
+)
 call("GET", "/channels/{channel_id}/members", AGENT, expect=200, channel_id=chan["id"])
 call("GET", "/channels/{channel_id}/members", AGENT, expect=403, channel_id=hr["id"])
-call("GET", "/channels/{channel_id}/members/{user_id}", AGENT, expect=200, channel_id=chan["id"], user_id=walker["id"])
-call("GET", "/channels/{channel_id}/members/{user_id}", AGENT, expect=404, channel_id=chan["id"], user_id=admin["id"])
-call("DELETE", "/channels/{channel_id}/members/{user_id}", AGENT, expect=200, channel_id=chan["id"],
-     user_id=walker["id"])
-call("DELETE", "/channels/{channel_id}/members/{user_id}", AGENT, expect=400, channel_id=dm["id"], user_id=me["id"])
+call(
+    "GET",
+    "/channels/{channel_id}/members/{user_id}",
+    AGENT,
+    expect=200,
+    channel_id=chan["id"],
+    user_id=walker["id"],
+)
+call(
+    "GET",
+    "/channels/{channel_id}/members/{user_id}",
+    AGENT,
+    expect=404,
+    channel_id=chan["id"],
+    user_id=admin["id"],
+)
+call(
+    "DELETE",
+    "/channels/{channel_id}/members/{user_id}",
+    AGENT,
+    expect=200,
+    channel_id=chan["id"],
+    user_id=walker["id"],
+)
+call(
+    "DELETE",
+    "/channels/{channel_id}/members/{user_id}",
+    AGENT,
+    expect=400,
+    channel_id=dm["id"],
+    user_id=me["id"],
+)
 # posts, threads, search, reactions
 root = call("POST", "/posts", AGENT, expect=201, json_body={"channel_id": chan["id"], "message": "walk root"})
-reply = call("POST", "/posts", AGENT, expect=201, json_body={"channel_id": chan["id"], "message": "walk reply",
-                                                             "root_id": root["id"]})
-call("POST", "/posts", AGENT, expect=400, json_body={"channel_id": chan["id"], "message": "x", "root_id": BAD_ID})
+reply = call(
+    "POST",
+    "/posts",
+    AGENT,
+    expect=201,
+    json_body={"channel_id": chan["id"], "message": "walk reply", "root_id": root["id"]},
+)
+call(
+    "POST",
+    "/posts",
+    AGENT,
+    expect=400,
+    json_body={"channel_id": chan["id"], "message": "x", "root_id": BAD_ID},
+)
 call("POST", "/posts", AGENT, expect=403, json_body={"channel_id": hr["id"], "message": "let me in"})
 call("POST", "/posts", AGENT, expect=201, json_body={"channel_id": group["id"], "message": "hi group"})
 call("GET", "/posts/{post_id}", AGENT, expect=200, post_id=reply["id"])
 call("GET", "/posts/{post_id}", AGENT, expect=404, post_id=BAD_ID)
 call("GET", "/posts/{post_id}/thread", AGENT, expect=200, post_id=reply["id"])
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=finance["id"])
-call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=finance["id"],
-     params={"collapsedThreads": "true", "per_page": 1})
-older = call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=chan["id"],
-             params={"before": reply["id"]})
-newer = call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=chan["id"],
-             params={"after": root["id"]})
+call(
+    "GET",
+    "/channels/{channel_id}/posts",
+    AGENT,
+    expect=200,
+    channel_id=finance["id"],
+    params={"collapsedThreads": "true", "per_page": 1},
+)
+older = call(
+    "GET",
+    "/channels/{channel_id}/posts",
+    AGENT,
+    expect=200,
+    channel_id=chan["id"],
+    params={"before": reply["id"]},
+)
+newer = call(
+    "GET",
+    "/channels/{channel_id}/posts",
+    AGENT,
+    expect=200,
+    channel_id=chan["id"],
+    params={"after": root["id"]},
+)
 if older["order"] != [root["id"]] or newer["order"] != [reply["id"]]:
     sys.exit(f"before/after paging wrong: {older['order']} {newer['order']}")
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=403, channel_id=hr["id"])
-call("POST", "/teams/{team_id}/posts/search", AGENT, expect=200, json_body={"terms": "accruals", "is_or_search": False},
-     team_id=acme["id"])
-call("POST", "/teams/{team_id}/posts/search", AGENT, expect=400, json_body={"terms": "on:2024-99-99",
-                                                                            "is_or_search": False}, team_id=acme["id"])
-call("POST", "/reactions", AGENT, expect=201, json_body={"user_id": me["id"], "post_id": root["id"],
-                                                         "emoji_name": "thumbsup"})
-call("POST", "/reactions", AGENT, expect=403, json_body={"user_id": walker["id"], "post_id": root["id"],
-                                                         "emoji_name": "thumbsup"})
+call(
+    "POST",
+    "/teams/{team_id}/posts/search",
+    AGENT,
+    expect=200,
+    json_body={"terms": "accruals", "is_or_search": False},
+    team_id=acme["id"],
+)
+call(
+    "POST",
+    "/teams/{team_id}/posts/search",
+    AGENT,
+    expect=400,
+    json_body={"terms": "on:2024-99-99", "is_or_search": False},
+    team_id=acme["id"],
+)
+call(
+    "POST",
+    "/reactions",
+    AGENT,
+    expect=201,
+    json_body={"user_id": me["id"], "post_id": root["id"], "emoji_name": "thumbsup"},
+)
+call(
+    "POST",
+    "/reactions",
+    AGENT,
+    expect=403,
+    json_body={"user_id": walker["id"], "post_id": root["id"], "emoji_name": "thumbsup"},
+)
 call("GET", "/posts/{post_id}/reactions", AGENT, expect=200, post_id=root["id"])
 call("GET", "/posts/{post_id}/reactions", AGENT, expect=400, post_id="bad")
 # files
-up = call("POST", "/files", AGENT, expect=201, data={"channel_id": chan["id"]}, files={"files": ("a.txt", b"hello")})
-raw = call("POST", "/files", AGENT, expect=201, params={"channel_id": chan["id"], "filename": "b.csv"}, content=b"x,y")
+up = call(
+    "POST", "/files", AGENT, expect=201, data={"channel_id": chan["id"]}, files={"files": ("a.txt", b"hello")}
+)
+raw = call(
+    "POST",
+    "/files",
+    AGENT,
+    expect=201,
+    params={"channel_id": chan["id"], "filename": "b.csv"},
+    content=b"x,y",
+)
 call("POST", "/files", AGENT, expect=403, data={"channel_id": hr["id"]}, files={"files": ("c.txt", b"no")})
 file_id = up["file_infos"][0]["id"]
-with_file = call("POST", "/posts", AGENT, expect=201, json_body={"channel_id": chan["id"], "message": "", "file_ids":
-                                                                 [file_id, raw["file_infos"][0]["id"]]})
+with_file = call(
+    "POST",
+    "/posts",
+    AGENT,
+    expect=201,
+    json_body={"channel_id": chan["id"], "message": "", "file_ids": [file_id, raw["file_infos"][0]["id"]]},
+)
 call("GET", "/files/{file_id}/info", AGENT, expect=200, file_id=file_id)
 call("GET", "/files/{file_id}/info", AGENT, expect=404, file_id=BAD_ID)
 call("GET", "/files/{file_id}", AGENT, expect=200, file_id=file_id)

@@ -16,8 +16,9 @@ def chat_sandbox(docker_image):
     """A loaded chat container shared by the tests of one module."""
     from gym.sandbox import DockerSandbox
 
-    sandbox = DockerSandbox.start(docker_image, apps=("postgres", "chat"), overlay=chat_overlay(),
-                                  run_id="pytest-chat")
+    sandbox = DockerSandbox.start(
+        docker_image, apps=("postgres", "chat"), overlay=chat_overlay(), run_id="pytest-chat"
+    )
     yield sandbox
     sandbox.close()
 
@@ -71,8 +72,11 @@ def office_sandbox(docker_image):
     from gym.sandbox import DockerSandbox
     from gym.sandbox.overlay import overlay_tar
 
-    files = {"workspace/budget.xlsx": _office_seed_xlsx(), "workspace/report.docx": _office_seed_docx(),
-             "workspace/data/readme.txt": b"not an office file\n"}
+    files = {
+        "workspace/budget.xlsx": _office_seed_xlsx(),
+        "workspace/report.docx": _office_seed_docx(),
+        "workspace/data/readme.txt": b"not an office file\n",
+    }
     sandbox = DockerSandbox.start(docker_image, overlay=overlay_tar(extra=files), run_id="pytest-office")
     yield sandbox
     sandbox.close()

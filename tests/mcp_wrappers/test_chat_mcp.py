@@ -17,41 +17,114 @@ from tests.mcp_wrappers.chat_support import chat_snapshot
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.docker]
 
-TOOLS = {"list_channels", "read_channel", "read_thread", "post_message", "reply_in_thread", "send_direct_message",
-         "add_reaction", "search_messages", "get_user", "list_users", "create_channel", "add_channel_member",
-         "attach_file"}
+TOOLS = {
+    "list_channels",
+    "read_channel",
+    "read_thread",
+    "post_message",
+    "reply_in_thread",
+    "send_direct_message",
+    "add_reaction",
+    "search_messages",
+    "get_user",
+    "list_users",
+    "create_channel",
+    "add_channel_member",
+    "attach_file",
+}
 
 # tool: (good arguments, text the answer contains, bad arguments, text the error contains)
 # "{root}" stands for the initial thread's first post ("Can you check the Q1 accruals...").
 CASES = {
     "list_channels": ({}, "#finance (private", {"query": 123}, "query"),
-    "read_channel": ({"channel": "#finance", "limit": 5}, "thread: 2 replies", {"channel": "financ"},
-                     "Did you mean: finance"),
-    "read_thread": ({"post_id": "{root}"}, "On it. The invoice from Northwind", {"post_id": "x" * 26}, "not found"),
-    "post_message": ({"channel": "finance", "message": "tool check"}, "Posted to #finance",
-                     {"channel": "sales", "message": "hi"}, "join first with add_channel_member"),
-    "reply_in_thread": ({"post_id": "{root}", "message": "threaded check"}, "Posted to thread",
-                        {"post_id": "nope", "message": "x"}, "Invalid or missing post_id"),
-    "send_direct_message": ({"username": "@raj.patel", "message": "dm check"}, "Posted to @raj.patel",
-                            {"username": "raj", "message": "x"}, "Did you mean: raj.patel"),
-    "add_reaction": ({"post_id": "{root}", "emoji": ":white_check_mark:"}, "Reacted :white_check_mark:",
-                     {"post_id": "{root}", "emoji": "not an emoji!"}, "Invalid emoji name"),
-    "search_messages": ({"query": "accruals", "from_user": "raj.patel"}, "Q1 accruals", {"query": "on:2024-13-45"},
-                        "Invalid date"),
-    "get_user": ({"username": "raj.patel"}, "position: Controller", {"username": "rajp"}, "Did you mean: raj.patel"),
-    "list_users": ({"channel": "finance"}, "@lena.kim — Lena Kim, Auditor", {"channel": "no-such-channel"},
-                   "No channel 'no-such-channel'"),
-    "create_channel": ({"name": "Q3 Audit", "private": True}, "Created private channel #q3-audit",
-                       {"name": "bad/name!"}, "Channel name must be"),
-    "add_channel_member": ({"channel": "q3-audit", "username": "mia.wong"}, "@mia.wong is now a member of #q3-audit",
-                           {"channel": "hr-private", "username": "mia.wong"}, "No channel 'hr-private'"),
-    "attach_file": ({"channel": "finance", "path": "notes/summary.txt", "message": "summary"},
-                    "Shared summary.txt to #finance", {"channel": "finance", "path": "/etc/passwd"},
-                    "outside /workspace"),
+    "read_channel": (
+        {"channel": "#finance", "limit": 5},
+        "thread: 2 replies",
+        {"channel": "financ"},
+        "Did you mean: finance",
+    ),
+    "read_thread": (
+        {"post_id": "{root}"},
+        "On it. The invoice from Northwind",
+        {"post_id": "x" * 26},
+        "not found",
+    ),
+    "post_message": (
+        {"channel": "finance", "message": "tool check"},
+        "Posted to #finance",
+        {"channel": "sales", "message": "hi"},
+        "join first with add_channel_member",
+    ),
+    "reply_in_thread": (
+        {"post_id": "{root}", "message": "threaded check"},
+        "Posted to thread",
+        {"post_id": "nope", "message": "x"},
+        "Invalid or missing post_id",
+    ),
+    "send_direct_message": (
+        {"username": "@raj.patel", "message": "dm check"},
+        "Posted to @raj.patel",
+        {"username": "raj", "message": "x"},
+        "Did you mean: raj.patel",
+    ),
+    "add_reaction": (
+        {"post_id": "{root}", "emoji": ":white_check_mark:"},
+        "Reacted :white_check_mark:",
+        {"post_id": "{root}", "emoji": "not an emoji!"},
+        "Invalid emoji name",
+    ),
+    "search_messages": (
+        {"query": "accruals", "from_user": "raj.patel"},
+        "Q1 accruals",
+        {"query": "on:2024-13-45"},
+        "Invalid date",
+    ),
+    "get_user": (
+        {"username": "raj.patel"},
+        "position: Controller",
+        {"username": "rajp"},
+        "Did you mean: raj.patel",
+    ),
+    "list_users": (
+        {"channel": "finance"},
+        "@lena.kim — Lena Kim, Auditor",
+        {"channel": "no-such-channel"},
+        "No channel 'no-such-channel'",
+    ),
+    "create_channel": (
+        {"name": "Q3 Audit", "private": True},
+        "Created private channel #q3-audit",
+        {"name": "bad/name!"},
+        "Channel name must be",
+    ),
+    "add_channel_member": (
+        {"channel": "q3-audit", "username": "mia.wong"},
+        "@mia.wong is now a member of #q3-audit",
+        {"channel": "hr-private", "username": "mia.wong"},
+        "No channel 'hr-private'",
+    ),
+    "attach_file": (
+        {"channel": "finance", "path": "notes/summary.txt", "message": "summary"},
+        "Shared summary.txt to #finance",
+        {"channel": "finance", "path": "/etc/passwd"},
+        "outside /workspace",
+    ),
 }
-ORDER = ["list_channels", "read_channel", "read_thread", "get_user", "list_users", "search_messages", "post_message",
-         "reply_in_thread", "send_direct_message", "add_reaction", "create_channel", "add_channel_member",
-         "attach_file"]
+ORDER = [
+    "list_channels",
+    "read_channel",
+    "read_thread",
+    "get_user",
+    "list_users",
+    "search_messages",
+    "post_message",
+    "reply_in_thread",
+    "send_direct_message",
+    "add_reaction",
+    "create_channel",
+    "add_channel_member",
+    "attach_file",
+]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -118,16 +191,34 @@ def _post_id(text: str) -> str:
 
 
 async def test_writes_are_read_back_through_the_api(chat_mcp, chat_sandbox, chat_root_id):
-    posted = _post_id((await chat_mcp.call_tool("post_message", {"channel": "finance", "message": "read me back"})).text)
-    reply = _post_id((await chat_mcp.call_tool("reply_in_thread", {"post_id": posted, "message": "and me"})).text)
-    dm = _post_id((await chat_mcp.call_tool("send_direct_message", {"username": "mia.wong", "message": "psst"})).text)
-    shared = _post_id((await chat_mcp.call_tool("attach_file", {"channel": "@raj.patel", "path": "notes/summary.txt",
-                                                                "post_id": ""})).text)
+    posted = _post_id(
+        (await chat_mcp.call_tool("post_message", {"channel": "finance", "message": "read me back"})).text
+    )
+    reply = _post_id(
+        (await chat_mcp.call_tool("reply_in_thread", {"post_id": posted, "message": "and me"})).text
+    )
+    dm = _post_id(
+        (await chat_mcp.call_tool("send_direct_message", {"username": "mia.wong", "message": "psst"})).text
+    )
+    shared = _post_id(
+        (
+            await chat_mcp.call_tool(
+                "attach_file", {"channel": "@raj.patel", "path": "notes/summary.txt", "post_id": ""}
+            )
+        ).text
+    )
     assert not (await chat_mcp.call_tool("add_reaction", {"post_id": posted, "emoji": "tada"})).is_error
     posts = {p["id"]: p for p in chat_snapshot(chat_sandbox)["posts"]}
     assert posts[posted] | {"create_at": 0, "id": ""} == {
-        "id": "", "channel": "finance", "user": "dana.lee", "message": "read me back", "root_id": "", "create_at": 0,
-        "reactions": [{"user": "dana.lee", "emoji": "tada"}], "files": []}
+        "id": "",
+        "channel": "finance",
+        "user": "dana.lee",
+        "message": "read me back",
+        "root_id": "",
+        "create_at": 0,
+        "reactions": [{"user": "dana.lee", "emoji": "tada"}],
+        "files": [],
+    }
     assert posts[reply]["root_id"] == posted and posts[reply]["message"] == "and me"
     assert posts[dm]["channel"] == "dm:dana.lee,mia.wong"
     assert posts[shared]["channel"] == "dm:dana.lee,raj.patel" and posts[shared]["files"] == ["summary.txt"]

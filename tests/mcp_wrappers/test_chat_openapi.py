@@ -24,7 +24,9 @@ BINARY = {("get", "/api/v4/files/{file_id}")}
 
 @pytest.fixture(scope="module")
 def chat_exchanges(chat_sandbox) -> list[dict]:
-    chat_sandbox.write_file("/tmp/chat_walk.py", (Path(__file__).parent / "chat_walk.py").read_bytes(), user="root")
+    chat_sandbox.write_file(
+        "/tmp/chat_walk.py", (Path(__file__).parent / "chat_walk.py").read_bytes(), user="root"
+    )
     result = chat_sandbox.exec([*PYTHON, "/tmp/chat_walk.py"], user="root", timeout=120)
     lines = [line for line in result.output.splitlines() if line.startswith("{")]
     assert result.ok, result.output[-2000:]
@@ -34,8 +36,12 @@ def chat_exchanges(chat_sandbox) -> list[dict]:
 def served_routes() -> set[tuple[str, str]]:
     from mcp_wrappers.mattermost_compat.app import build_app
 
-    return {(method.lower(), route.path) for route in build_app().routes for method in route.methods
-            if method != "HEAD"}
+    return {
+        (method.lower(), route.path)
+        for route in build_app().routes
+        for method in route.methods
+        if method != "HEAD"
+    }
 
 
 def test_walk_covers_every_served_endpoint(chat_exchanges):
@@ -74,8 +80,14 @@ def test_errors_use_mattermost_error_body(chat_exchanges):
 
 
 def test_ids_and_timestamps_look_like_mattermost(chat_exchanges):
-    created = [e["body"] for e in chat_exchanges if e["status"] == 201 and isinstance(e["body"], dict)
-               and "id" in e["body"] and "create_at" in e["body"]]
+    created = [
+        e["body"]
+        for e in chat_exchanges
+        if e["status"] == 201
+        and isinstance(e["body"], dict)
+        and "id" in e["body"]
+        and "create_at" in e["body"]
+    ]
     assert created
     for body in created:
         assert len(body["id"]) == 26 and body["id"].isalnum() and body["id"].islower()

@@ -37,17 +37,24 @@ from gym.mcp_client import SERVERS
 
 pytestmark = pytest.mark.docker
 
-PG_SLEEPS = ("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(30)%' "
-             "AND pid <> pg_backend_pid()")
+PG_SLEEPS = (
+    "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(30)%' "
+    "AND pid <> pg_backend_pid()"
+)
 
 # server: (read-only tools, writers that may delete or overwrite, writers that are safe to repeat)
 HINTS = {
     "db": ({"list_tables", "describe_table", "query"}, {"execute"}, set()),
-    "chat": ({"list_channels", "read_channel", "read_thread", "search_messages", "get_user", "list_users"}, set(),
-             {"add_reaction", "create_channel", "add_channel_member"}),
-    "office": ({"list_files", "read_sheet", "read_document"},
-               {"create_document", "write_cells", "replace_text", "save_document", "export_document"},
-               {"create_document", "write_cells", "add_sheet", "rename_sheet", "save_document", "export_document"}),
+    "chat": (
+        {"list_channels", "read_channel", "read_thread", "search_messages", "get_user", "list_users"},
+        set(),
+        {"add_reaction", "create_channel", "add_channel_member"},
+    ),
+    "office": (
+        {"list_files", "read_sheet", "read_document"},
+        {"create_document", "write_cells", "replace_text", "save_document", "export_document"},
+        {"create_document", "write_cells", "add_sheet", "rename_sheet", "save_document", "export_document"},
+    ),
 }
 
 
@@ -67,8 +74,9 @@ class Wire:
 
 
 @contextlib.asynccontextmanager
-async def sdk_session(sandbox, server: str, env: dict[str, str] | None = None,
-                      timeout_s: float = 20) -> AsyncIterator[Wire]:
+async def sdk_session(
+    sandbox, server: str, env: dict[str, str] | None = None, timeout_s: float = 20
+) -> AsyncIterator[Wire]:
     """`mcp.ClientSession` to `server` in the sandbox, initialized (`timeout_s`: its default call timeout)."""
     stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(SERVERS[server], env=env))
     wire = Wire(stdio)
@@ -98,7 +106,9 @@ async def sdk_session(sandbox, server: str, env: dict[str, str] | None = None,
         tg.start_soon(read)
         tg.start_soon(write)
         try:
-            async with ClientSession(session_reads, session_writes, read_timeout_seconds=timeout_s) as session:
+            async with ClientSession(
+                session_reads, session_writes, read_timeout_seconds=timeout_s
+            ) as session:
                 wire.session = session
                 wire.init = await session.initialize()
                 yield wire
@@ -112,7 +122,9 @@ def _text(result: types.CallToolResult) -> str:
 
 
 def _psql(sandbox, sql: str) -> str:
-    out = sandbox.exec(["/usr/lib/postgresql/15/bin/psql", "-X", "-tA", "-c", sql], user="postgres", timeout=30)
+    out = sandbox.exec(
+        ["/usr/lib/postgresql/15/bin/psql", "-X", "-tA", "-c", sql], user="postgres", timeout=30
+    )
     assert out.ok, out.output
     return out.output.strip()
 
@@ -175,8 +187,17 @@ def test_malformed_lines_get_json_rpc_errors_and_the_server_keeps_serving(db_san
         assert [(a["error"]["code"], a["id"]) for a in answers] == [(code, rid) for _, code, rid in GARBAGE]
         assert all(a["jsonrpc"] == "2.0" and a["error"]["message"] for a in answers)
 
-        stdio.write(_request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                              "clientInfo": {"name": "raw", "version": "1"}}))
+        stdio.write(
+            _request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            )
+        )
         assert lines.next()["result"]["serverInfo"]["name"] == server
         stdio.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         stdio.write(b"{oops\n" + _request(2, "tools/list"))
@@ -203,23 +224,36 @@ async def test_an_sdk_session_survives_garbage_on_the_wire(db_sandbox):
 
 def _hanging_chat_server(db_sandbox) -> dict[str, str]:
     """A port that accepts connections and answers nothing for 4 s (a chat call in flight that long): its env."""
-    code = ("import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
-            "s.bind(('127.0.0.1', 8099)); s.listen(); time.sleep(4)")
-    started = db_sandbox.exec(["bash", "-c", f'{mcp_wrappers.PYTHON[0]} -c "{code}" </dev/null >/dev/null 2>&1 &'],
-                              timeout=30)
+    code = (
+        "import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+        "s.bind(('127.0.0.1', 8099)); s.listen(); time.sleep(4)"
+    )
+    started = db_sandbox.exec(
+        ["bash", "-c", f'{mcp_wrappers.PYTHON[0]} -c "{code}" </dev/null >/dev/null 2>&1 &'], timeout=30
+    )
     assert started.ok, started.output
     return {"MATTERMOST_URL": "http://127.0.0.1:8099", "MATTERMOST_TOKEN": "test-token"}
 
 
-@pytest.mark.parametrize("server, tool, arguments, expected", [
-    ("db", "query", {"sql": "SELECT 42 AS answer FROM pg_sleep(2)"}, "42"),
-    ("office", "create_document", {"path": "eof-check.xlsx"}, "Created spreadsheet eof-check.xlsx"),  # starts LibreOffice
-    ("chat", "list_channels", {}, "did not answer"),
-])
+@pytest.mark.parametrize(
+    "server, tool, arguments, expected",
+    [
+        ("db", "query", {"sql": "SELECT 42 AS answer FROM pg_sleep(2)"}, "42"),
+        (
+            "office",
+            "create_document",
+            {"path": "eof-check.xlsx"},
+            "Created spreadsheet eof-check.xlsx",
+        ),  # starts LibreOffice
+        ("chat", "list_channels", {}, "did not answer"),
+    ],
+)
 async def test_calls_in_flight_are_answered_after_stdin_closes(db_sandbox, server, tool, arguments, expected):
     env = _hanging_chat_server(db_sandbox) if server == "chat" else None
     async with sdk_session(db_sandbox, server, env) as wire:
-        await wire.session.list_tools()  # the SDK checks a result against the tool's output schema: fetch it now
+        await (
+            wire.session.list_tools()
+        )  # the SDK checks a result against the tool's output schema: fetch it now
         results: list[types.CallToolResult] = []
 
         async def call() -> None:
@@ -292,8 +326,11 @@ async def test_connections_postgres_dropped_are_replaced(db_sandbox):
         async with anyio.create_task_group() as tg:  # two calls at once: the pool holds two connections
             for _ in range(2):
                 tg.start_soon(wire.session.call_tool, "query", {"sql": "SELECT pg_sleep(1)"})
-        killed = _psql(db_sandbox, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                                   "WHERE application_name = 'egym-mcp-db'")
+        killed = _psql(
+            db_sandbox,
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = 'egym-mcp-db'",
+        )
         assert killed == "2"
         first = await wire.session.call_tool("query", {"sql": "SELECT 1 AS one"})
         assert not first.is_error or "database connection failed" in _text(first), _text(first)
@@ -308,8 +345,11 @@ async def test_connections_postgres_dropped_are_replaced(db_sandbox):
 async def test_version_annotations_and_parameter_descriptions(db_sandbox, server):
     async with sdk_session(db_sandbox, server) as wire:
         assert wire.init.server_info.name == server
-        assert wire.init.server_info.version == mcp_wrappers.__version__ == importlib.metadata.version(
-            "enterprise-gym")
+        assert (
+            wire.init.server_info.version
+            == mcp_wrappers.__version__
+            == importlib.metadata.version("enterprise-gym")
+        )
         tools = (await wire.session.list_tools()).tools
 
     read_only, destructive, idempotent = HINTS[server]
@@ -321,7 +361,10 @@ async def test_version_annotations_and_parameter_descriptions(db_sandbox, server
             assert got == (True, False, True), tool.name
         else:
             assert got == (False, tool.name in destructive, tool.name in idempotent), tool.name
-        undocumented = [name for name, prop in tool.input_schema.get("properties", {}).items()
-                        if not prop.get("description", "").strip()]
+        undocumented = [
+            name
+            for name, prop in tool.input_schema.get("properties", {}).items()
+            if not prop.get("description", "").strip()
+        ]
         assert not undocumented, f"{tool.name}: parameters without a description: {undocumented}"
     assert read_only | destructive | idempotent <= {t.name for t in tools}

@@ -45,21 +45,40 @@ def test_paths_are_confined_to_the_workspace(tmp_path, monkeypatch):
 
 
 def test_sheet_grid_shows_formulas_with_their_values():
-    grid = render.sheet_grid("S", {
-        "A1": {"value": "Item", "formula": None, "text": "Item"},
-        "B3": {"value": 7, "formula": "=SUM(B1:B2)", "text": "7"},
-        "C3": {"value": "a|b", "formula": None, "text": "a|b"},
-    }, "A1:C3", "A1:C3")
-    assert grid.splitlines()[1:] == ["| row | A | B | C |", "|---|---|---|---|", "| 1 | Item |  |  |",
-                                     "| 3 |  | =SUM(B1:B2) → 7 | a\\|b |"]
+    grid = render.sheet_grid(
+        "S",
+        {
+            "A1": {"value": "Item", "formula": None, "text": "Item"},
+            "B3": {"value": 7, "formula": "=SUM(B1:B2)", "text": "7"},
+            "C3": {"value": "a|b", "formula": None, "text": "a|b"},
+        },
+        "A1:C3",
+        "A1:C3",
+    )
+    assert grid.splitlines()[1:] == [
+        "| row | A | B | C |",
+        "|---|---|---|---|",
+        "| 1 | Item |  |  |",
+        "| 3 |  | =SUM(B1:B2) → 7 | a\\|b |",
+    ]
     assert render.sheet_grid("S", {}, None, None) == "Sheet 'S' is empty."
 
 
 def test_document_text_marks_headings_styles_and_tables():
-    content = {"paragraphs": [{"style": "Heading 2", "level": 2, "text": "Risks"},
-                              {"style": "Text body", "level": None, "text": "None."},
-                              {"style": "Quote", "level": None, "text": "Hm."},
-                              {"style": "Standard", "level": None, "text": ""}],
-               "tables": [[["a", "b"]]], "order": [("p", 0), ("t", 0), ("p", 1), ("p", 2), ("p", 3)]}
+    content = {
+        "paragraphs": [
+            {"style": "Heading 2", "level": 2, "text": "Risks"},
+            {"style": "Text body", "level": None, "text": "None."},
+            {"style": "Quote", "level": None, "text": "Hm."},
+            {"style": "Standard", "level": None, "text": ""},
+        ],
+        "tables": [[["a", "b"]]],
+        "order": [("p", 0), ("t", 0), ("p", 1), ("p", 2), ("p", 3)],
+    }
     assert render.document_text("r.docx", content).splitlines()[2:] == [
-        "## Risks", "[Table 1]", "| a | b |", "None.", "[Quote] Hm."]
+        "## Risks",
+        "[Table 1]",
+        "| a | b |",
+        "None.",
+        "[Quote] Hm.",
+    ]

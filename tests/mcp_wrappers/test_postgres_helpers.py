@@ -11,16 +11,23 @@ from mcp_wrappers.postgres.errors import needed_privileges
 from mcp_wrappers.postgres.render import json_value, row_summary, text_table
 
 
-@pytest.mark.parametrize(("sql", "table", "needed"), [
-    ("SELECT * FROM salaries", "salaries", ["SELECT"]),
-    ("DELETE FROM salaries", "salaries", ["DELETE"]),
-    ("delete from public.salaries where id = 1", "salaries", ["DELETE", "SELECT"]),
-    ("UPDATE salaries SET amount = 1", "salaries", ["UPDATE"]),
-    ("-- raise\nUPDATE \"salaries\" SET amount = 1 WHERE employee_id = 2", "salaries", ["UPDATE", "SELECT"]),
-    ("INSERT INTO salaries VALUES (1, 2)", "salaries", ["INSERT"]),
-    ("INSERT INTO audit SELECT * FROM salaries", "salaries", ["SELECT"]),
-    ("TRUNCATE TABLE salaries", "salaries", ["TRUNCATE"]),
-])
+@pytest.mark.parametrize(
+    ("sql", "table", "needed"),
+    [
+        ("SELECT * FROM salaries", "salaries", ["SELECT"]),
+        ("DELETE FROM salaries", "salaries", ["DELETE"]),
+        ("delete from public.salaries where id = 1", "salaries", ["DELETE", "SELECT"]),
+        ("UPDATE salaries SET amount = 1", "salaries", ["UPDATE"]),
+        (
+            '-- raise\nUPDATE "salaries" SET amount = 1 WHERE employee_id = 2',
+            "salaries",
+            ["UPDATE", "SELECT"],
+        ),
+        ("INSERT INTO salaries VALUES (1, 2)", "salaries", ["INSERT"]),
+        ("INSERT INTO audit SELECT * FROM salaries", "salaries", ["SELECT"]),
+        ("TRUNCATE TABLE salaries", "salaries", ["TRUNCATE"]),
+    ],
+)
 def test_needed_privileges(sql, table, needed):
     assert needed_privileges(sql, table) == needed
 

@@ -15,13 +15,30 @@ TOOLS = {"list_tables", "describe_table", "query", "execute"}
 
 # tool: (good arguments, text the answer contains, bad arguments, text the error contains)
 CASES = {
-    "list_tables": ({}, "employees: SELECT, UPDATE — Everyone on the payroll", {"schema": "nope"}, "no schema 'nope'"),
-    "describe_table": ({"table": "employees"}, "employees_pkey: PRIMARY KEY (id)", {"table": "employes"},
-                       "did you mean employees"),
-    "query": ({"sql": "SELECT name FROM employees WHERE dept = 'Sales' ORDER BY id"}, "Ann Lee",
-              {"sql": "SELECT nme FROM employees"}, 'column "nme" does not exist'),
-    "execute": ({"sql": "UPDATE employees SET hired = hired WHERE dept = 'Sales'"}, "UPDATE 2 (2 rows affected)",
-                {"sql": "INSERT INTO employees VALUES (9, 'Eve')"}, "lacks INSERT privilege"),
+    "list_tables": (
+        {},
+        "employees: SELECT, UPDATE — Everyone on the payroll",
+        {"schema": "nope"},
+        "no schema 'nope'",
+    ),
+    "describe_table": (
+        {"table": "employees"},
+        "employees_pkey: PRIMARY KEY (id)",
+        {"table": "employes"},
+        "did you mean employees",
+    ),
+    "query": (
+        {"sql": "SELECT name FROM employees WHERE dept = 'Sales' ORDER BY id"},
+        "Ann Lee",
+        {"sql": "SELECT nme FROM employees"},
+        'column "nme" does not exist',
+    ),
+    "execute": (
+        {"sql": "UPDATE employees SET hired = hired WHERE dept = 'Sales'"},
+        "UPDATE 2 (2 rows affected)",
+        {"sql": "INSERT INTO employees VALUES (9, 'Eve')"},
+        "lacks INSERT privilege",
+    ),
 }
 
 
@@ -45,7 +62,9 @@ def test_tool_good_and_bad_input(db_mcp, tool):
 
 def _psql(sandbox, sql: str) -> str:
     """A new connection, as the superuser: what anyone else would see."""
-    result = sandbox.exec(["/usr/lib/postgresql/15/bin/psql", "-X", "-tA", "-c", sql], user="postgres", timeout=30)
+    result = sandbox.exec(
+        ["/usr/lib/postgresql/15/bin/psql", "-X", "-tA", "-c", sql], user="postgres", timeout=30
+    )
     assert result.ok, result.output
     return result.output.strip()
 
@@ -57,7 +76,9 @@ def test_executed_update_is_visible_to_a_new_connection(db_mcp, db_sandbox):
 
 
 def test_forbidden_select_is_a_permission_tool_error(db_mcp):
-    out = db_mcp.call("query", {"sql": "SELECT e.name, s.amount FROM employees e JOIN salaries s ON s.employee_id = e.id"})
+    out = db_mcp.call(
+        "query", {"sql": "SELECT e.name, s.amount FROM employees e JOIN salaries s ON s.employee_id = e.id"}
+    )
     assert out.is_error
     assert "permission denied for table salaries" in out.text
     assert "role agent lacks SELECT privilege" in out.text and "(it holds: none)" in out.text
@@ -65,7 +86,8 @@ def test_forbidden_select_is_a_permission_tool_error(db_mcp):
     assert update.is_error and "lacks UPDATE and SELECT privileges" in update.text
     listed = db_mcp.call("list_tables", {}).structured
     assert {"name": "salaries", "privileges": []}.items() <= next(
-        t for t in listed["tables"] if t["name"] == "salaries").items()
+        t for t in listed["tables"] if t["name"] == "salaries"
+    ).items()
 
 
 def test_query_is_read_only_and_changes_nothing(db_mcp, db_sandbox):
@@ -75,7 +97,9 @@ def test_query_is_read_only_and_changes_nothing(db_mcp, db_sandbox):
 
 
 def test_query_row_limit_and_structured_rows(db_mcp):
-    out = db_mcp.call("query", {"sql": "SELECT g AS n, g * 1.5 AS half FROM generate_series(1, 50) g", "limit": 10})
+    out = db_mcp.call(
+        "query", {"sql": "SELECT g AS n, g * 1.5 AS half FROM generate_series(1, 50) g", "limit": 10}
+    )
     assert not out.is_error
     assert out.structured["columns"] == ["n", "half"] and len(out.structured["rows"]) == 10
     assert out.structured["rows"][1] == [2, 3] and out.structured["truncated"] is True
@@ -85,9 +109,15 @@ def test_query_row_limit_and_structured_rows(db_mcp):
 
 
 def test_ddl_insert_returning_and_describe(db_mcp, db_sandbox):
-    out = db_mcp.call("execute", {"sql": (
-        "CREATE TABLE scratch.notes (id serial PRIMARY KEY, body text NOT NULL DEFAULT '');"
-        "INSERT INTO scratch.notes (body) VALUES ('a'), ('b') RETURNING id")})
+    out = db_mcp.call(
+        "execute",
+        {
+            "sql": (
+                "CREATE TABLE scratch.notes (id serial PRIMARY KEY, body text NOT NULL DEFAULT '');"
+                "INSERT INTO scratch.notes (body) VALUES ('a'), ('b') RETURNING id"
+            )
+        },
+    )
     assert not out.is_error, out.text
     statements = out.structured["statements"]
     assert [s["status"] for s in statements] == ["CREATE TABLE", "INSERT 0 2"]

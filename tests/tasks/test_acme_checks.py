@@ -12,7 +12,14 @@ OLD, NEW = checks.HISTORY_UNTIL_MS - 60_000, checks.HISTORY_UNTIL_MS + 60_000
 
 
 def _post(pid, channel, user, message, at=NEW, files=()):
-    return {"id": pid, "channel": channel, "user": user, "message": message, "create_at": at, "files": list(files)}
+    return {
+        "id": pid,
+        "channel": channel,
+        "user": user,
+        "message": message,
+        "create_at": at,
+        "files": list(files),
+    }
 
 
 def ctx(posts=(), sql=None, documents=None):
@@ -20,10 +27,17 @@ def ctx(posts=(), sql=None, documents=None):
     return CheckContext(probe=StaticProbe(chat=chat, sql=sql, documents=documents))
 
 
-@pytest.mark.parametrize(("text", "amount"), [
-    ("EUR 12,300.00", 12300), ("12.300,00 €", 12300), ("754 762", 754762), ("1,011,156.69", 1011156.69),
-    ("total 33000", 33000), ("0,5", 0.5),
-])
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("EUR 12,300.00", 12300),
+        ("12.300,00 €", 12300),
+        ("754 762", 754762),
+        ("1,011,156.69", 1011156.69),
+        ("total 33000", 33000),
+        ("0,5", 0.5),
+    ],
+)
 def test_amounts_in_any_format(text, amount):
     assert checks.has_amount(text, amount)
 
@@ -63,21 +77,41 @@ def test_posted_query_values_and_no_other_matches():
     post = _post("p", "support", "jordan.lee", "logged #306 and #3070")
     assert not checks.posted_query_values(ctx([post], sql=sql), query="SELECT id FROM t", channel="support")
     post = _post("p", "finance", "jordan.lee", "INV-2025-0035 and INV-2025-0036")
-    assert not checks.no_other_matches_posted(ctx([post]), channel="finance", regex=r"INV-\d{4}-\d{4}", allowed=["INV-2025-0035"])
+    assert not checks.no_other_matches_posted(
+        ctx([post]), channel="finance", regex=r"INV-\d{4}-\d{4}", allowed=["INV-2025-0035"]
+    )
 
 
 def test_shared_file_needs_an_attachment():
     post = _post("p", "sales", "jordan.lee", "summary", files=["sales_summary_2025-03.xlsx"])
     assert checks.shared_file(ctx([post]), channel="sales", name="sales_summary_2025-03.xlsx")
-    assert not checks.shared_file(ctx([{**post, "files": []}]), channel="sales", name="sales_summary_2025-03.xlsx")
+    assert not checks.shared_file(
+        ctx([{**post, "files": []}]), channel="sales", name="sales_summary_2025-03.xlsx"
+    )
 
 
-SHEET = {"kind": "spreadsheet", "sheets": [{"name": "S", "cells": {
-    "A1": {"value": "Rep"}, "B1": {"value": "Deals"}, "C1": {"value": "Amount"},
-    "A2": {"value": "Lukas Meyer"}, "B2": {"value": 3}, "C2": {"value": 378900},
-    "A3": {"value": "Chloe Dubois"}, "B3": {"value": 2}, "C3": {"value": 318846},
-    "A4": {"value": "Total"}, "B4": {"value": 5, "formula": "=SUM(B2:B3)"}, "C4": {"value": 697746},
-}}]}
+SHEET = {
+    "kind": "spreadsheet",
+    "sheets": [
+        {
+            "name": "S",
+            "cells": {
+                "A1": {"value": "Rep"},
+                "B1": {"value": "Deals"},
+                "C1": {"value": "Amount"},
+                "A2": {"value": "Lukas Meyer"},
+                "B2": {"value": 3},
+                "C2": {"value": 378900},
+                "A3": {"value": "Chloe Dubois"},
+                "B3": {"value": 2},
+                "C3": {"value": 318846},
+                "A4": {"value": "Total"},
+                "B4": {"value": 5, "formula": "=SUM(B2:B3)"},
+                "C4": {"value": 697746},
+            },
+        }
+    ],
+}
 
 
 def test_sheet_rows_order_and_formula_totals():
@@ -95,8 +129,11 @@ def test_sheet_rows_order_and_formula_totals():
     assert checks.sheet_row_absent(c, path="s.xlsx", key="Sanjay Gupta")
 
 
-REPORT = {"kind": "text", "paragraphs": [{"text": "Quarter: Q1 2025", "level": 0}],
-          "tables": [[["Metric", "Value"], ["Revenue invoiced", "3,767,705.00"], ["Headcount", "40"]]]}
+REPORT = {
+    "kind": "text",
+    "paragraphs": [{"text": "Quarter: Q1 2025", "level": 0}],
+    "tables": [[["Metric", "Value"], ["Revenue invoiced", "3,767,705.00"], ["Headcount", "40"]]],
+}
 
 
 def test_document_amounts_near_their_label_and_leftover_placeholders():

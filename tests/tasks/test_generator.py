@@ -22,14 +22,20 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_the_regenerated_initial_state_is_byte_identical(tmp_path):
     for lib in ("openpyxl", "docx", "odf"):
         if __import__("importlib.util").util.find_spec(lib) is None:
-            pytest.fail(f"{lib} is missing: the document generator needs openpyxl, python-docx and odfpy (test extra)")
+            pytest.fail(
+                f"{lib} is missing: the document generator needs openpyxl, python-docx and odfpy (test extra)"
+            )
     out = tmp_path / "initial_state"
-    run = subprocess.run([sys.executable, str(ACME / "generate.py"), "--out", str(out)], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(ACME / "generate.py"), "--out", str(out)], capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     expected, got = _files(CHECKED_IN), _files(out)
     assert sorted(got) == sorted(expected), "the generator writes a different set of files than is checked in"
     changed = [name for name in expected if expected[name] != got[name]]
-    assert not changed, f"regenerate with `python tasks/acme/generate.py`: these differ from the checked-in initial state: {changed}"
+    assert not changed, (
+        f"regenerate with `python tasks/acme/generate.py`: these differ from the checked-in initial state: {changed}"
+    )
 
 
 def test_another_seed_gives_another_world_with_the_same_planted_facts(acme_generator):
@@ -44,7 +50,10 @@ def test_another_seed_gives_another_world_with_the_same_planted_facts(acme_gener
 
 def test_generated_rows_are_internally_consistent(acme_generator):
     w = acme_generator.build_world()
-    ids = {name: {r[0] for r in w[name].rows} for name in ("employees", "customers", "products", "deals", "invoices")}
+    ids = {
+        name: {r[0] for r in w[name].rows}
+        for name in ("employees", "customers", "products", "deals", "invoices")
+    }
     for inv in w["invoices"].dicts():
         assert inv["customer_id"] in ids["customers"] and inv["deal_id"] in ids["deals"]
         assert inv["due_date"] >= inv["issue_date"]

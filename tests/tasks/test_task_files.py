@@ -45,7 +45,9 @@ def test_task_has_world_solution_and_rubric(task):
     assert steps and isinstance(steps[-1], AnswerStep), "a solution ends with its final answer"
     tools = {s.tool.split(".")[0] for s in steps[:-1]}
     app_of = {"chat": "chat", "office": "office", "db": "postgres"}
-    assert {app_of[t] for t in tools if t in app_of} <= set(task.apps), "the solution uses an app the task does not start"
+    assert {app_of[t] for t in tools if t in app_of} <= set(task.apps), (
+        "the solution uses an app the task does not start"
+    )
     rubric = load_rubric(RUBRICS / f"{task.id}.json")
     assert rubric.task == task.key
     items = _expanded(rubric)
@@ -84,7 +86,10 @@ def test_rubric_values_match_the_generated_world(acme_generator):
     claims = {v["id"]: v["status"] for v in _foreach(RUBRICS / "q1-close.json", "status-{{id}}")}
     wanted = {"approve": "approved", "reject": "rejected"}
     assert claims == {c["id"]: wanted[c["outcome"]] for c in f["pending_claims"] if c["outcome"] in wanted}
-    reps = {v["rep"]: (v["deals"], v["amount"]) for v in _foreach(RUBRICS / "sales-summary-sheet.json", "rep-{{rep}}")}
+    reps = {
+        v["rep"]: (v["deals"], v["amount"])
+        for v in _foreach(RUBRICS / "sales-summary-sheet.json", "rep-{{rep}}")
+    }
     assert reps == {k: (v["deals"], float(v["amount"])) for k, v in f["march_won"].items()}
 
 

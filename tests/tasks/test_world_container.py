@@ -25,12 +25,22 @@ def world_sandbox(docker_image):
 
 
 def psql(sb, sql: str, user: str = "agent"):
-    return sb.exec(["/usr/lib/postgresql/15/bin/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], user=user)
+    return sb.exec(
+        ["/usr/lib/postgresql/15/bin/psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql], user=user
+    )
 
 
 def test_seed_loaded_with_expected_sizes(world_sandbox, acme_generator):
     w = acme_generator.build_world()
-    for table in ("employees", "customers", "deals", "invoices", "payments", "support_tickets", "expense_claims"):
+    for table in (
+        "employees",
+        "customers",
+        "deals",
+        "invoices",
+        "payments",
+        "support_tickets",
+        "expense_claims",
+    ):
         out = psql(world_sandbox, f"SELECT count(*) FROM {table}")
         assert out.exit_code == 0 and int(out.output) == len(w[table].rows), (table, out.output)
 
@@ -73,7 +83,9 @@ def test_chat_and_documents_are_seeded(world_sandbox):
     assert "lucas.ferreira" not in snap.channel("engineering").members
     assert "jordan.lee" not in snap.channel("leadership").members
     assert any("Weekend phone queue" in p.message for p in snap.posts_in("support"))
-    out = world_sandbox.exec("stat -c '%U %n' /workspace/finance/budget_2025.xlsx /workspace/policies/expense_policy.docx")
+    out = world_sandbox.exec(
+        "stat -c '%U %n' /workspace/finance/budget_2025.xlsx /workspace/policies/expense_policy.docx"
+    )
     assert out.exit_code == 0 and out.output.count("agent ") == 2, out.output
 
 
@@ -100,11 +112,15 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
         rows = initial_rows(rubric, TaskInitialState(task), probe=SandboxProbe(sb), cache_dir=tmp_path)
         with SandboxProbe(sb) as probe:
             before = grade(rubric, probe, None, initial_rows=rows)
-        trajectory = asyncio.run(run_episode(sb, task, world_of(task), OraclePolicy(task, strict=True),
-                                             HarnessConfig(mcp_servers=servers)))
+        trajectory = asyncio.run(
+            run_episode(
+                sb, task, world_of(task), OraclePolicy(task, strict=True), HarnessConfig(mcp_servers=servers)
+            )
+        )
         assert trajectory.stop_reason == "answered", trajectory.error
         with SandboxProbe(sb) as probe:
             after = grade(rubric, probe, trajectory, initial_rows=rows)
     assert before.earned == 0
     assert after.earned == after.possible and not after.incomplete, [
-        (i.id, i.status, i.evidence) for i in after.items if i.status != "pass"]
+        (i.id, i.status, i.evidence) for i in after.items if i.status != "pass"
+    ]

@@ -16,14 +16,16 @@ from typing import Any
 
 import torch
 
-WRITE_NOTE = ('<tool_call>{"name": "write", "arguments": {"path": "/workspace/shipping.txt", '
-              '"content": "order 2 shipped"}}</tool_call>')
+WRITE_NOTE = (
+    '<tool_call>{"name": "write", "arguments": {"path": "/workspace/shipping.txt", '
+    '"content": "order 2 shipped"}}</tool_call>'
+)
 GIVE_UP = "done."
 TEMPLATE = (
     "{%- for m in messages %}<|im_start|>{{ m.role }}\n"
     "{%- if m.role == 'system' and tools %}tools:{% for t in tools %} {{ t.function.name }}{% endfor %}\n{% endif %}"
     "{{ m.content }}"
-    "{%- for c in m.tool_calls or [] %}<tool_call>{\"name\": \"{{ c.function.name }}\", \"arguments\": "
+    '{%- for c in m.tool_calls or [] %}<tool_call>{"name": "{{ c.function.name }}", "arguments": '
     "{{ c.function.arguments | tojson }}}</tool_call>{% endfor %}<|im_end|>\n"
     "{% endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
@@ -35,7 +37,10 @@ def prompt_messages(task: Any, world: Any) -> tuple[list[Any], list[dict[str, An
     from gym.harness.builtin_tools import BUILTIN_TOOLS
     from gym.harness.prompt import system_prompt
 
-    messages = [Message(role="system", content=system_prompt(task, world)), Message(role="user", content=task.prompt)]
+    messages = [
+        Message(role="system", content=system_prompt(task, world)),
+        Message(role="user", content=task.prompt),
+    ]
     return messages, [spec.schema() for spec in BUILTIN_TOOLS.values()]
 
 
@@ -47,11 +52,16 @@ def build_tokenizer(corpus: list[str]) -> Any:
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=1200, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=1200,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     core.train_from_iterator(corpus, trainer=trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  bos_token="<|im_start|>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>"
+    )
     tok.chat_template = TEMPLATE
     return tok
 
@@ -67,10 +77,19 @@ def build_model(task: Any, world: Any, seed: int = 0, sft_steps: int = 60) -> tu
     tok = build_tokenizer(corpus)
     prompt = render_prompt_ids(tok, messages, tools)
     assert template_messages(messages)  # the harness's own rendering path is used
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=8192,
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                         pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=8192,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        tie_word_embeddings=False,
+    )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = LlamaForCausalLM(config)
@@ -80,7 +99,9 @@ def build_model(task: Any, world: Any, seed: int = 0, sft_steps: int = 60) -> tu
 
 def _finetune(model: Any, tok: Any, prompt: list[int], steps: int) -> None:
     """Teach both answers after the exact prompt (loss on the answer tokens only)."""
-    answers = [tok(text + "<|im_end|>", add_special_tokens=False)["input_ids"] for text in (WRITE_NOTE, GIVE_UP)]
+    answers = [
+        tok(text + "<|im_end|>", add_special_tokens=False)["input_ids"] for text in (WRITE_NOTE, GIVE_UP)
+    ]
     width = len(prompt) + max(map(len, answers))
     ids = torch.full((2, width), tok.pad_token_id)
     labels = torch.full((2, width), -100)

@@ -11,8 +11,9 @@ runner = CliRunner()
 
 def test_train_toy_config_with_overrides(tmp_path):
     out = tmp_path / "run"
-    result = runner.invoke(app, ["train", "trainer/configs/toy.yaml", "steps=2", f"output_dir={out}",
-                                 "rollout.group_size=4"])
+    result = runner.invoke(
+        app, ["train", "trainer/configs/toy.yaml", "steps=2", f"output_dir={out}", "rollout.group_size=4"]
+    )
     assert result.exit_code == 0, result.output
     assert "step     2" in result.output
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

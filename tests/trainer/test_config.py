@@ -9,8 +9,16 @@ from trainer.registry import SOURCES
 
 
 def test_overrides_parse_yaml_scalars_and_create_sections():
-    data = apply_overrides({"a": {"b": 1}}, ["a.b=2", "a.c=true", "d.e.f=[x, y]", "g=1e-6", "h=null", "i=text"])
-    assert data == {"a": {"b": 2, "c": True}, "d": {"e": {"f": ["x", "y"]}}, "g": 1e-6, "h": None, "i": "text"}
+    data = apply_overrides(
+        {"a": {"b": 1}}, ["a.b=2", "a.c=true", "d.e.f=[x, y]", "g=1e-6", "h=null", "i=text"]
+    )
+    assert data == {
+        "a": {"b": 2, "c": True},
+        "d": {"e": {"f": ["x", "y"]}},
+        "g": 1e-6,
+        "h": None,
+        "i": "text",
+    }
 
 
 @pytest.mark.parametrize("bad", ["noequals", "=3", "a..b=1"])
@@ -51,5 +59,7 @@ def test_unknown_band_and_normalisation_rejected():
 def test_registry_did_you_mean():
     with pytest.raises(ConfigError, match="did you mean 'toy'"):
         SOURCES.load("tyo")
-    with pytest.raises(ConfigError, match="trainer.toy has no attribute 'ToyRolloutSourc'; did you mean 'ToyRolloutSource'"):
+    with pytest.raises(
+        ConfigError, match="trainer.toy has no attribute 'ToyRolloutSourc'; did you mean 'ToyRolloutSource'"
+    ):
         SOURCES.load("trainer.toy:ToyRolloutSourc")

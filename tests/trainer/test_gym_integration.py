@@ -59,15 +59,26 @@ class Recording:
 
 def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
     torch.set_num_threads(1)
-    config = build_config({
-        "seed": 0, "steps": 1, "output_dir": str(tmp_path / "run"),
-        "model": {"builder": f"{__name__}:tiny_chat_model"},
-        "tasks": {"paths": [str(mini_task)]},
-        "rollout": {"source": "gym", "group_size": 6, "tasks_per_step": 1, "concurrency": 1,
-                    "options": {"harness": {"max_turns": 2, "mcp_servers": {}}, "run_id": "pytest-trainer"}},
-        "sampling": {"temperature": 0.5, "max_new_tokens": 48},
-        "optim": {"lr": 1e-3}, "update": {"micro_batch_size": 6}, "checkpoint": {"interval": 0},
-    })  # fmt: skip
+    config = build_config(
+        {
+            "seed": 0,
+            "steps": 1,
+            "output_dir": str(tmp_path / "run"),
+            "model": {"builder": f"{__name__}:tiny_chat_model"},
+            "tasks": {"paths": [str(mini_task)]},
+            "rollout": {
+                "source": "gym",
+                "group_size": 6,
+                "tasks_per_step": 1,
+                "concurrency": 1,
+                "options": {"harness": {"max_turns": 2, "mcp_servers": {}}, "run_id": "pytest-trainer"},
+            },
+            "sampling": {"temperature": 0.5, "max_new_tokens": 48},
+            "optim": {"lr": 1e-3},
+            "update": {"micro_batch_size": 6},
+            "checkpoint": {"interval": 0},
+        }
+    )
     trainer = build_trainer(config)
     trainer.rollouts = recording = Recording(trainer.rollouts)
     model = trainer.learner.learner.model
@@ -80,7 +91,9 @@ def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
     assert record["rollouts"] == 6 and record["rollouts_incomplete"] == 0, [r.info for r in group.rollouts]
     for rollout in group.rollouts:
         earned, possible = rollout.info["grade"].split("/")
-        assert rollout.reward == pytest.approx(float(earned) / float(possible))  # reward = rubric's normalised score
+        assert rollout.reward == pytest.approx(
+            float(earned) / float(possible)
+        )  # reward = rubric's normalised score
         assert rollout.samples and all(s.mask[0] == 0 for s in rollout.samples)  # the prompt is masked
         assert sum(s.model_tokens for s in rollout.samples) == rollout.info["completion_tokens"]
         if rollout.info["turns"] == 2:

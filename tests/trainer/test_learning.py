@@ -61,7 +61,9 @@ def test_tiny_model_learns_and_resumes_exactly(tmp_path):
     assert sum(r["groups_zero_variance"] for r in first) > 0  # late groups all-correct: dropped and counted
 
     # Resume a fresh trainer from the mid-run checkpoint: the remaining steps must be identical.
-    resumed_cfg = toy_config(tmp_path / "b", **{"checkpoint.resume": str(tmp_path / "a/checkpoints/step-000050")})
+    resumed_cfg = toy_config(
+        tmp_path / "b", **{"checkpoint.resume": str(tmp_path / "a/checkpoints/step-000050")}
+    )
     second = build_trainer(resumed_cfg).run()
     assert [r["step"] for r in second] == list(range(51, 101))
     assert _strip(second) == _strip(first[50:])
@@ -78,8 +80,14 @@ def test_resume_auto_continues_an_interrupted_run(tmp_path):
 
 def test_lora_with_kl_trains_and_resumes(tmp_path):
     over = {
-        "steps": 4, "checkpoint.interval": 2, "model.lora.enabled": True, "model.lora.r": 4,
-        "loss.kl_coef": 0.1, "loss.normalization": "sequence", "update.mini_batches": 2, "update.micro_batch_size": 16,
+        "steps": 4,
+        "checkpoint.interval": 2,
+        "model.lora.enabled": True,
+        "model.lora.r": 4,
+        "loss.kl_coef": 0.1,
+        "loss.normalization": "sequence",
+        "update.mini_batches": 2,
+        "update.micro_batch_size": 16,
         "optim.lr": 0.01,
     }
     first = build_trainer(toy_config(tmp_path / "a", **over)).run()

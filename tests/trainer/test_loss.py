@@ -14,7 +14,13 @@ LN = math.log
 def _loss(logp, old, adv, weights, **kw):
     logp = torch.tensor([logp], requires_grad=True)
     loss, stats = clipped_pg_loss(
-        logp, torch.tensor([old]), torch.tensor([adv]), torch.tensor([weights]), clip_low=0.2, clip_high=0.2, **kw
+        logp,
+        torch.tensor([old]),
+        torch.tensor([adv]),
+        torch.tensor([weights]),
+        clip_low=0.2,
+        clip_high=0.2,
+        **kw,
     )
     loss.backward()
     return loss.item(), logp.grad[0].tolist(), stats

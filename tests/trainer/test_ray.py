@@ -27,8 +27,14 @@ def test_ray_run_matches_local_run(tmp_path, local_ray):
     torch.set_num_threads(1)
     over = {"steps": 3, "checkpoint.interval": 0, "update.micro_batch_size": 16}
     local = build_trainer(toy_config(tmp_path / "local", **over)).run()
-    ray_over = {**over, "ray.enabled": True, "ray.rollout_workers": 2, "ray.learners": 2,
-                "ray.worker_cpus": 0.5, "ray.learner_cpus": 0.5}
+    ray_over = {
+        **over,
+        "ray.enabled": True,
+        "ray.rollout_workers": 2,
+        "ray.learners": 2,
+        "ray.worker_cpus": 0.5,
+        "ray.learner_cpus": 0.5,
+    }
     distributed = build_trainer(toy_config(tmp_path / "ray", **ray_over)).run()
     assert (tmp_path / "ray/checkpoints/step-000003/model/model.safetensors").is_file()
     assert len(distributed) == 3

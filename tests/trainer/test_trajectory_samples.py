@@ -20,7 +20,11 @@ def _step(i, prompt, completion, logprobs=None):
 
 def test_turns_extending_the_previous_sequence_merge_with_tool_tokens_masked():
     # turn 0: prompt [1,2,3] -> model [10,11]; tool result + template glue [20,21]; turn 1: model [12]
-    traj = Trajectory(task="w/t", policy="hf", steps=[_step(0, [1, 2, 3], [10, 11]), _step(1, [1, 2, 3, 10, 11, 20, 21], [12])])
+    traj = Trajectory(
+        task="w/t",
+        policy="hf",
+        steps=[_step(0, [1, 2, 3], [10, 11]), _step(1, [1, 2, 3, 10, 11, 20, 21], [12])],
+    )
     (sample,) = trajectory_samples(traj)
     assert sample.token_ids == [1, 2, 3, 10, 11, 20, 21, 12]
     assert sample.mask == [0, 0, 0, 1, 1, 0, 0, 1]
@@ -29,7 +33,9 @@ def test_turns_extending_the_previous_sequence_merge_with_tool_tokens_masked():
 
 def test_compacted_context_gives_separate_samples():
     # the second prompt does not start with the first sequence (context was compacted): one sample per turn
-    traj = Trajectory(task="w/t", policy="hf", steps=[_step(0, [1, 2, 3], [10, 11]), _step(1, [1, 2, 99, 20], [12, 13])])
+    traj = Trajectory(
+        task="w/t", policy="hf", steps=[_step(0, [1, 2, 3], [10, 11]), _step(1, [1, 2, 99, 20], [12, 13])]
+    )
     first, second = trajectory_samples(traj)
     assert first.mask == [0, 0, 0, 1, 1]
     assert second.token_ids == [1, 2, 99, 20, 12, 13] and second.mask == [0, 0, 0, 0, 1, 1]

@@ -30,7 +30,9 @@ def init_ray(config: TrainConfig) -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("ray.enabled is true but Ray is not installed: pip install 'enterprise-gym[ray]'") from None
+        raise ConfigError(
+            "ray.enabled is true but Ray is not installed: pip install 'enterprise-gym[ray]'"
+        ) from None
     if not ray.is_initialized():
         if config.ray.address:
             ray.init(address=config.ray.address)
@@ -114,4 +116,6 @@ def build_ray_trainer(config: TrainConfig) -> GRPOTrainer:
     eval_tasks = rollouts.tasks(config.eval.split) if config.eval.interval else []
     # Every actor builds the initial policy from the same path/builder and seed, so no sync is needed yet.
     group = RayLearnerGroup(ray, learners)
-    return GRPOTrainer(config, rollouts=rollouts, learner=group, train_tasks=train_tasks, eval_tasks=eval_tasks)
+    return GRPOTrainer(
+        config, rollouts=rollouts, learner=group, train_tasks=train_tasks, eval_tasks=eval_tasks
+    )

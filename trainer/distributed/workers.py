@@ -131,8 +131,9 @@ class LearnerWorker:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         if address.startswith("127."):
             os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # a local cluster: keep gloo on loopback
-        dist.init_process_group(backend, init_method=f"tcp://{address}:{port}", rank=self.rank,
-                                world_size=self.world_size)
+        dist.init_process_group(
+            backend, init_method=f"tcp://{address}:{port}", rank=self.rank, world_size=self.world_size
+        )
 
     def update(self, items: list[TrainItem]) -> dict[str, float]:
         return self.learner.update(items)
@@ -146,8 +147,12 @@ class LearnerWorker:
         from trainer.checkpoint import save_checkpoint
 
         path = save_checkpoint(
-            self.config.checkpoint_dir, step, model=self.learner.model, tokenizer=self.learner.tokenizer,
-            learner_state=self.learner.state_dict(), state={**state, "config": self.config.model_dump(mode="json")},
+            self.config.checkpoint_dir,
+            step,
+            model=self.learner.model,
+            tokenizer=self.learner.tokenizer,
+            learner_state=self.learner.state_dict(),
+            state={**state, "config": self.config.model_dump(mode="json")},
             keep=self.config.checkpoint.keep,
         )
         return str(path)

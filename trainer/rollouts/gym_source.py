@@ -33,10 +33,18 @@ class GymOptions(BaseModel):
     """`rollout.options` for the gym source."""
 
     model_config = ConfigDict(extra="forbid")
-    harness: HarnessConfig = Field(default_factory=HarnessConfig, description="Harness settings (max_turns...).")
-    run_id: str | None = Field(None, description="Container label for this run (default: a fresh id per process).")
-    merge_turns: bool = Field(True, description="Merge turns whose prompt extends the previous sequence (exact).")
-    judge: JudgeOptions = Field(default_factory=JudgeOptions, description="Judge settings (allow_same_model, ...).")
+    harness: HarnessConfig = Field(
+        default_factory=HarnessConfig, description="Harness settings (max_turns...)."
+    )
+    run_id: str | None = Field(
+        None, description="Container label for this run (default: a fresh id per process)."
+    )
+    merge_turns: bool = Field(
+        True, description="Merge turns whose prompt extends the previous sequence (exact)."
+    )
+    judge: JudgeOptions = Field(
+        default_factory=JudgeOptions, description="Judge settings (allow_same_model, ...)."
+    )
 
 
 class GymRolloutSource:
@@ -44,7 +52,9 @@ class GymRolloutSource:
         try:
             self.options = GymOptions.model_validate(config.rollout.options)
         except ValidationError as exc:
-            raise ConfigError(describe_validation_error(exc, where="rollout.options", model=GymOptions)) from None
+            raise ConfigError(
+                describe_validation_error(exc, where="rollout.options", model=GymOptions)
+            ) from None
         self.config = config
         self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"
 
@@ -53,19 +63,29 @@ class GymRolloutSource:
 
         patterns = self.config.tasks.include
         found = discover_tasks(*self.config.tasks.paths)
-        return [t for t in found if t.split == split and (not patterns or any(fnmatch.fnmatch(t.key, p) for p in patterns))]
+        return [
+            t
+            for t in found
+            if t.split == split and (not patterns or any(fnmatch.fnmatch(t.key, p) for p in patterns))
+        ]
 
-    def collect(self, sampler: Any, tasks: Sequence[Any], *, group_size: int, seeds: Sequence[int]) -> list[Group]:
+    def collect(
+        self, sampler: Any, tasks: Sequence[Any], *, group_size: int, seeds: Sequence[int]
+    ) -> list[Group]:
         return asyncio.run(self._collect(sampler, list(tasks), group_size, list(seeds)))
 
-    async def _collect(self, sampler: Any, tasks: list[Any], group_size: int, seeds: list[int]) -> list[Group]:
+    async def _collect(
+        self, sampler: Any, tasks: list[Any], group_size: int, seeds: list[int]
+    ) -> list[Group]:
         limit = asyncio.Semaphore(self.config.rollout.concurrency)
 
         async def one(task: Any, seed: int, index: int) -> Rollout:
             async with limit:
                 return await self.rollout(sampler, task, derive_seed(seed, index))
 
-        jobs = [[one(task, seed, i) for i in range(group_size)] for task, seed in zip(tasks, seeds, strict=True)]
+        jobs = [
+            [one(task, seed, i) for i in range(group_size)] for task, seed in zip(tasks, seeds, strict=True)
+        ]
         results = await asyncio.gather(*(asyncio.gather(*group) for group in jobs))
         return [Group(task=task.key, rollouts=list(r)) for task, r in zip(tasks, results, strict=True)]
 
@@ -88,7 +108,11 @@ class GymRolloutSource:
             reward=grade.normalized,
             passed=passed(grade, task.pass_threshold),
             incomplete=grade.incomplete or broken,
-            info={"grade": str(grade), "stop_reason": trajectory.stop_reason, "error": trajectory.error,
-                  "turns": len(trajectory.steps),
-                  "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps)},
+            info={
+                "grade": str(grade),
+                "stop_reason": trajectory.stop_reason,
+                "error": trajectory.error,
+                "turns": len(trajectory.steps),
+                "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps),
+            },
         )

@@ -22,7 +22,9 @@ from core.trajectory import AssistantTurn, Trajectory
 from trainer.samples import Sample
 
 
-def _check_turn(traj: Trajectory, index: int, turn: AssistantTurn) -> tuple[list[int], list[int], list[float]]:
+def _check_turn(
+    traj: Trajectory, index: int, turn: AssistantTurn
+) -> tuple[list[int], list[int], list[float]]:
     if turn.prompt_token_ids is None or turn.token_ids is None or turn.logprobs is None:
         raise PolicyError(
             f"trajectory of {traj.task} (policy {traj.policy}), turn {index}: no token ids/logprobs; "

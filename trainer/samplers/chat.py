@@ -19,8 +19,16 @@ from trainer.seeding import derive_seed
 
 
 class SamplerChatPolicy:
-    def __init__(self, sampler: Any, tokenizer: Any, params: Any, *, seed: int, name: str = "sampler",
-                 context_window: int | None = None) -> None:
+    def __init__(
+        self,
+        sampler: Any,
+        tokenizer: Any,
+        params: Any,
+        *,
+        seed: int,
+        name: str = "sampler",
+        context_window: int | None = None,
+    ) -> None:
         self.sampler = sampler
         self.tokenizer = tokenizer
         self.params = params
@@ -40,7 +48,15 @@ class SamplerChatPolicy:
         prompt_ids = render_prompt_ids(self.tokenizer, messages, tools)
         seed = derive_seed(self.seed, self.turns)
         self.turns += 1
-        ((completion,),) = await asyncio.to_thread(self.sampler.generate, [Request(prompt_ids, 1, seed)], self.params)
-        return completion_turn(self.tokenizer, prompt_ids, completion.token_ids, completion.logprobs,
-                               self.stop_ids, completion.finish_reason,
-                               tool_names=[t["function"]["name"] for t in tools])
+        ((completion,),) = await asyncio.to_thread(
+            self.sampler.generate, [Request(prompt_ids, 1, seed)], self.params
+        )
+        return completion_turn(
+            self.tokenizer,
+            prompt_ids,
+            completion.token_ids,
+            completion.logprobs,
+            self.stop_ids,
+            completion.finish_reason,
+            tool_names=[t["function"]["name"] for t in tools],
+        )

@@ -25,8 +25,12 @@ if TYPE_CHECKING:
 
 
 def engine_params(params: SamplingConfig) -> SamplingParams:
-    return SamplingParams(temperature=params.temperature, top_p=params.top_p, top_k=params.top_k,
-                          max_new_tokens=params.max_new_tokens)
+    return SamplingParams(
+        temperature=params.temperature,
+        top_p=params.top_p,
+        top_k=params.top_k,
+        max_new_tokens=params.max_new_tokens,
+    )
 
 
 class HFSampler:
@@ -42,13 +46,19 @@ class HFSampler:
     def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:
         """All completions are queued at once; the engine batches them."""
         sampling = engine_params(params)
-        pending = [[self.engine.submit(r.prompt_ids, sampling, seed=derive_seed(r.seed, i)) for i in range(r.n)]
-                   for r in requests]
+        pending = [
+            [self.engine.submit(r.prompt_ids, sampling, seed=derive_seed(r.seed, i)) for i in range(r.n)]
+            for r in requests
+        ]
         out = []
         for group in pending:
             results = [request.future.result() for request in group]
-            out.append([Completion(g.token_ids, g.logprobs, "stop" if g.finish_reason == "stop" else "length")
-                        for g in results])
+            out.append(
+                [
+                    Completion(g.token_ids, g.logprobs, "stop" if g.finish_reason == "stop" else "length")
+                    for g in results
+                ]
+            )
         return out
 
     def sync(self, update: WeightUpdate) -> None:
@@ -62,5 +72,11 @@ class HFSampler:
         """The gym's own `hf` policy on this engine (weights shared, so always current)."""
         from gym.policies.hf import HFPolicy
 
-        return HFPolicy(self.engine, temperature=params.temperature, top_p=params.top_p, top_k=params.top_k,
-                        max_new_tokens=params.max_new_tokens, seed=seed)
+        return HFPolicy(
+            self.engine,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            top_k=params.top_k,
+            max_new_tokens=params.max_new_tokens,
+            seed=seed,
+        )

@@ -41,10 +41,14 @@ class VLLMSampler:
         try:
             from vllm import LLM
         except ImportError:
-            raise ConfigError("sampler.backend is 'vllm' but vLLM is not installed (GPU nodes: "
-                              "pip install 'enterprise-gym[gpu]'); use sampler.backend=hf on CPU") from None
+            raise ConfigError(
+                "sampler.backend is 'vllm' but vLLM is not installed (GPU nodes: "
+                "pip install 'enterprise-gym[gpu]'); use sampler.backend=hf on CPU"
+            ) from None
         if config.model.path is None:
-            raise ConfigError("sampler.backend 'vllm' needs model.path (a model folder or hub id), not a builder")
+            raise ConfigError(
+                "sampler.backend 'vllm' needs model.path (a model folder or hub id), not a builder"
+            )
         self.config = config
         self.tokenizer = tokenizer
         lora = config.model.lora
@@ -102,8 +106,13 @@ class VLLMSampler:
         prompts = [TokensPrompt(prompt_token_ids=list(request.prompt_ids)) for request, _, _ in batch]
         sampling = [
             SamplingParams(
-                n=request.n, temperature=p.temperature, top_p=p.top_p, top_k=p.top_k or -1,
-                max_tokens=p.max_new_tokens, logprobs=0, seed=request.seed,
+                n=request.n,
+                temperature=p.temperature,
+                top_p=p.top_p,
+                top_k=p.top_k or -1,
+                max_tokens=p.max_new_tokens,
+                logprobs=0,
+                seed=request.seed,
             )
             for request, p, _ in batch
         ]
@@ -131,8 +140,10 @@ class VLLMSampler:
 
         folder = self.adapter_root / f"v{update.version}"
         folder.mkdir(parents=True, exist_ok=True)
-        save_file({k: v.contiguous() for k, v in update.named_tensors().items()},
-                  str(folder / "adapter_model.safetensors"))
+        save_file(
+            {k: v.contiguous() for k, v in update.named_tensors().items()},
+            str(folder / "adapter_model.safetensors"),
+        )
         (folder / "adapter_config.json").write_text(json.dumps(update.lora_config, default=str))
         # ids must be > 0 and new for each version, or vLLM keeps serving its cached adapter
         self.lora_request = LoRARequest(f"egym-v{update.version}", update.version + 1, str(folder))

@@ -51,8 +51,17 @@ def turns_from_steps(traj: Trajectory) -> list[TurnView]:
     for step in traj.steps:
         results = {r.call_id: r for r in step.results}
         calls = [CallView(c, results.get(c.id)) for c in step.turn.tool_calls]
-        turns.append(TurnView(step.index, step.turn.content, calls, step.policy_seconds, step.tool_seconds,
-                              step.turn.completion_tokens, step.compacted))  # fmt: skip
+        turns.append(
+            TurnView(
+                step.index,
+                step.turn.content,
+                calls,
+                step.policy_seconds,
+                step.tool_seconds,
+                step.turn.completion_tokens,
+                step.compacted,
+            )
+        )
     return turns
 
 
@@ -113,7 +122,15 @@ def rollout_detail(request: Request) -> Response:
     grade = row.grade_model()
     turns = (turns_from_steps(traj) if traj.steps else turns_from_messages(traj.messages)) if traj else []
     return c.render(
-        request, "rollout.html", row=row, run=run, traj=traj, grade=grade, turns=turns,
-        preamble=preamble(traj) if traj else [], sections=sections(grade) if grade else [],
-        diff=state_diff(grade, traj), problems=problems,
-    )  # fmt: skip
+        request,
+        "rollout.html",
+        row=row,
+        run=run,
+        traj=traj,
+        grade=grade,
+        turns=turns,
+        preamble=preamble(traj) if traj else [],
+        sections=sections(grade) if grade else [],
+        diff=state_diff(grade, traj),
+        problems=problems,
+    )

@@ -28,7 +28,18 @@ def run_detail(request: Request) -> Response:
         counts, edges = queries.score_histogram(s, run_id=run_id)
         tasks = queries.task_table(s, run_id)
         status = request.query_params.get("status") or None
-        rollouts = queries.rollout_page(s, page_number(request), c.config.per_page, run_id=run_id, status=status)
+        rollouts = queries.rollout_page(
+            s, page_number(request), c.config.per_page, run_id=run_id, status=status
+        )
     chart = svg.histogram(counts, edges, title=f"Scores of run {run_id}", x_label="normalized score")
-    return c.render(request, "run.html", summary=summary, run=summary.run, stats=summary.stats,
-                    histogram=chart, tasks=tasks, rollouts=rollouts, status=status)
+    return c.render(
+        request,
+        "run.html",
+        summary=summary,
+        run=summary.run,
+        stats=summary.stats,
+        histogram=chart,
+        tasks=tasks,
+        rollouts=rollouts,
+        status=status,
+    )

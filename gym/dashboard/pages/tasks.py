@@ -65,11 +65,20 @@ def task_detail(request: Request) -> Response:
         counts, edges = queries.score_histogram(s, task=key, run_id=run_id)
         rollouts = queries.rollout_page(s, page_number(request), c.config.per_page, task=key, run_id=run_id)
     return c.render(
-        request, "task.html", key=key, task=task, missing=missing, run_id=run_id, runs=runs, history=history,
-        rates=rates, rollouts=rollouts, history_chart=_history_chart(key, history),
+        request,
+        "task.html",
+        key=key,
+        task=task,
+        missing=missing,
+        run_id=run_id,
+        runs=runs,
+        history=history,
+        rates=rates,
+        rollouts=rollouts,
+        history_chart=_history_chart(key, history),
         items_chart=_items_chart(key, rates, run_id),
         histogram=svg.histogram(counts, edges, title=f"Scores of {key}", x_label="normalized score"),
-    )  # fmt: skip
+    )
 
 
 def _history_chart(key: str, history: list[queries.HistoryPoint]):
@@ -79,8 +88,13 @@ def _history_chart(key: str, history: list[queries.HistoryPoint]):
         if cal.pass_rate is not None:
             label = f"run {h.run_id} ({h.policy}) {cal.passes}/{cal.n}"
             points.append(svg.Point(index, cal.pass_rate, cal.low, cal.high, label=label))
-    return svg.line_chart([svg.Series("pass rate", points)], title=f"Pass rate of {key} per run (Wilson 95%)",
-                          x_label="run (oldest first)", y_label="pass rate", band=False)
+    return svg.line_chart(
+        [svg.Series("pass rate", points)],
+        title=f"Pass rate of {key} per run (Wilson 95%)",
+        x_label="run (oldest first)",
+        y_label="pass rate",
+        band=False,
+    )
 
 
 def _items_chart(key: str, rates: list[queries.ItemRate], run_id: str | None):

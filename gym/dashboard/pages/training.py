@@ -38,8 +38,16 @@ def training_detail(request: Request) -> Response:
     metrics = read_metrics(path)
     columns = metrics.columns()
     rows = [s.numbers() for s in metrics.steps[-TABLE_ROWS:]]
-    return c.render(request, "training.html", path=path, metrics=metrics, columns=columns, rows=rows,
-                    reward_chart=reward_chart(metrics), pass_chart=pass_chart(metrics))
+    return c.render(
+        request,
+        "training.html",
+        path=path,
+        metrics=metrics,
+        columns=columns,
+        rows=rows,
+        reward_chart=reward_chart(metrics),
+        pass_chart=pass_chart(metrics),
+    )
 
 
 def _series(name: str, steps: list[StepMetrics], field: str, std_field: str | None = None) -> svg.Series:
@@ -58,24 +66,40 @@ def _series(name: str, steps: list[StepMetrics], field: str, std_field: str | No
 
 def _unit_clipped(series: svg.Series) -> svg.Series:
     """The ±std band cut to [0, 1]: rewards are normalized scores, a band below 0 would be noise."""
-    return svg.Series(series.name, [
-        svg.Point(p.x, p.y, None if p.lo is None else max(p.lo, 0.0), None if p.hi is None else min(p.hi, 1.0),
-                  p.label) for p in series.points
-    ])  # fmt: skip
+    return svg.Series(
+        series.name,
+        [
+            svg.Point(
+                p.x,
+                p.y,
+                None if p.lo is None else max(p.lo, 0.0),
+                None if p.hi is None else min(p.hi, 1.0),
+                p.label,
+            )
+            for p in series.points
+        ],
+    )
 
 
 def reward_chart(metrics: MetricsFile):
     """Reward mean per step (band: ±1 std when logged), and the eval split's mean when evaluated."""
-    series = [_series("train", metrics.steps, "reward_mean", "reward_std"),
-              _series("eval", metrics.steps, "eval_reward_mean")]  # fmt: skip
+    series = [
+        _series("train", metrics.steps, "reward_mean", "reward_std"),
+        _series("eval", metrics.steps, "eval_reward_mean"),
+    ]
     series = [s for s in series if s.points]
     unit = all(0 <= p.y <= 1 for s in series for p in s.points)
-    return svg.line_chart([_unit_clipped(s) for s in series] if unit else series,
-                          title="Reward mean per step (band: ±1 std)", x_label="step", y_label="reward",
-                          y_range=(0.0, 1.0) if unit else None)  # fmt: skip
+    return svg.line_chart(
+        [_unit_clipped(s) for s in series] if unit else series,
+        title="Reward mean per step (band: ±1 std)",
+        x_label="step",
+        y_label="reward",
+        y_range=(0.0, 1.0) if unit else None,
+    )
 
 
 def pass_chart(metrics: MetricsFile):
     series = [_series("train", metrics.steps, "pass_rate"), _series("eval", metrics.steps, "eval_pass_rate")]
-    return svg.line_chart([s for s in series if s.points], title="Pass rate per step", x_label="step",
-                          y_label="pass rate")
+    return svg.line_chart(
+        [s for s in series if s.points], title="Pass rate per step", x_label="step", y_label="pass rate"
+    )

@@ -136,7 +136,9 @@ def write_xlsx(path: Path, sheets: Sheets, widths: dict[str, list[int]] | None =
     _save(path, wb.save)
 
 
-def write_ods(path: Path, sheets: Sheets, values: dict[str, dict[tuple[int, int], float]] | None = None) -> None:
+def write_ods(
+    path: Path, sheets: Sheets, values: dict[str, dict[tuple[int, int], float]] | None = None
+) -> None:
     """`values` holds the computed result of formula cells (ODF stores it next to the formula)."""
     from odf.opendocument import OpenDocumentSpreadsheet
     from odf.table import Table, TableCell, TableRow
@@ -154,7 +156,7 @@ def write_ods(path: Path, sheets: Sheets, values: dict[str, dict[tuple[int, int]
     _save(path, doc.write)
 
 
-def _ods_cell(value, computed, TableCell, P):  # noqa: N803 - odfpy classes passed in
+def _ods_cell(value, computed, TableCell, P):
     if value is None or value == "":
         return TableCell()
     if isinstance(value, str) and value.startswith("="):

@@ -20,16 +20,34 @@ def write_all(w: WorldData, root: Path) -> list[Path]:
     rng = random.Random(w.seed + 2)
     files = {
         "policies/expense_policy.docx": lambda p: write_docx(p, "Expense Policy", doctexts.EXPENSE_POLICY),
-        "policies/data_handling_policy.odt": lambda p: write_odt(p, "Data Handling Policy", doctexts.DATA_POLICY),
-        "sales/pricing_guidelines.docx": lambda p: write_docx(p, "Pricing Guidelines 2025", doctexts.PRICING_GUIDELINES),
-        "hr/onboarding_checklist.docx": lambda p: write_docx(p, "Onboarding Checklist (Operations)", doctexts.ONBOARDING_CHECKLIST),
+        "policies/data_handling_policy.odt": lambda p: write_odt(
+            p, "Data Handling Policy", doctexts.DATA_POLICY
+        ),
+        "sales/pricing_guidelines.docx": lambda p: write_docx(
+            p, "Pricing Guidelines 2025", doctexts.PRICING_GUIDELINES
+        ),
+        "hr/onboarding_checklist.docx": lambda p: write_docx(
+            p, "Onboarding Checklist (Operations)", doctexts.ONBOARDING_CHECKLIST
+        ),
         "support/support_playbook.odt": lambda p: write_odt(p, "Support Playbook", doctexts.SUPPORT_PLAYBOOK),
-        "reports/quarterly_report_template.docx": lambda p: write_docx(p, "Acme Analytics - Quarterly Report", doctexts.REPORT_TEMPLATE),
-        "meetings/2025-04-03_ops_sync.odt": lambda p: write_odt(p, "Ops Sync - 3 April 2025", doctexts.OPS_SYNC_NOTES),
-        "meetings/2025-03-27_leadership.docx": lambda p: write_docx(p, "Leadership Meeting - 27 March 2025", doctexts.LEADERSHIP_NOTES),
-        "finance/budget_2025.xlsx": lambda p: write_xlsx(p, budget_sheets(w, rng), {"Q1": [14, 12, 12, 12, 12, 11]}),
-        "finance/expense_report_2025-03.xlsx": lambda p: write_xlsx(p, expense_report(w), {"March 2025": [9, 22, 16, 12, 11, 52, 12, 10]}),
-        "finance/billing_export_2025-03.xlsx": lambda p: write_xlsx(p, billing_export(w), {"Invoices": [14, 26, 11, 11, 13, 13, 11, 15]}),
+        "reports/quarterly_report_template.docx": lambda p: write_docx(
+            p, "Acme Analytics - Quarterly Report", doctexts.REPORT_TEMPLATE
+        ),
+        "meetings/2025-04-03_ops_sync.odt": lambda p: write_odt(
+            p, "Ops Sync - 3 April 2025", doctexts.OPS_SYNC_NOTES
+        ),
+        "meetings/2025-03-27_leadership.docx": lambda p: write_docx(
+            p, "Leadership Meeting - 27 March 2025", doctexts.LEADERSHIP_NOTES
+        ),
+        "finance/budget_2025.xlsx": lambda p: write_xlsx(
+            p, budget_sheets(w, rng), {"Q1": [14, 12, 12, 12, 12, 11]}
+        ),
+        "finance/expense_report_2025-03.xlsx": lambda p: write_xlsx(
+            p, expense_report(w), {"March 2025": [9, 22, 16, 12, 11, 52, 12, 10]}
+        ),
+        "finance/billing_export_2025-03.xlsx": lambda p: write_xlsx(
+            p, billing_export(w), {"Invoices": [14, 26, 11, 11, 13, 13, 11, 15]}
+        ),
         "finance/payroll_summary_2025-Q1.ods": lambda p: write_ods(p, *payroll_summary(w)),
         "sales/price_list_2025_H2.ods": lambda p: write_ods(p, *price_list_h2()),
     }
@@ -52,7 +70,9 @@ def q1_actuals(w: WorldData) -> dict[tuple[str, str], Decimal]:
     """Approved or paid claims with a Q1 2025 expense date, by (department name, category)."""
     totals: dict[tuple[str, str], Decimal] = {}
     for c in w["expense_claims"].dicts():
-        if c["status"] in ("approved", "paid") and dt.date(2025, 1, 1) <= c["expense_date"] <= dt.date(2025, 3, 31):
+        if c["status"] in ("approved", "paid") and dt.date(2025, 1, 1) <= c["expense_date"] <= dt.date(
+            2025, 3, 31
+        ):
             key = (roster.dept_of(c["employee_id"]).name, c["category"])
             totals[key] = totals.get(key, Decimal(0)) + c["amount"]
     return totals
@@ -60,31 +80,73 @@ def q1_actuals(w: WorldData) -> dict[tuple[str, str], Decimal]:
 
 def budget_sheets(w: WorldData, rng: random.Random) -> dict:
     actual = q1_actuals(w)
-    rows: list[list[object]] = [["Department", "Category", "Q1 Budget", "Q1 Actual", "Variance", "Variance %"]]
+    rows: list[list[object]] = [
+        ["Department", "Category", "Q1 Budget", "Q1 Actual", "Variance", "Variance %"]
+    ]
     for dept in roster.DEPARTMENTS:
         for cat in CATEGORIES:
             spent = float(actual.get((dept.name, cat), 0))
-            budget = max(250, round(spent * rng.uniform(0.75, 1.35) / 250) * 250) if spent else rng.choice((0, 250, 500))
+            budget = (
+                max(250, round(spent * rng.uniform(0.75, 1.35) / 250) * 250)
+                if spent
+                else rng.choice((0, 250, 500))
+            )
             r = len(rows) + 1
             rows.append([dept.name, cat, budget, None, f"=C{r}-D{r}", f'=IF(C{r}=0,"",E{r}/C{r})'])
     n = len(rows)
-    rows.append(["Total", "", f"=SUM(C2:C{n})", f"=SUM(D2:D{n})", f"=C{n + 1}-D{n + 1}", f'=IF(C{n + 1}=0,"",E{n + 1}/C{n + 1})'])
+    rows.append(
+        [
+            "Total",
+            "",
+            f"=SUM(C2:C{n})",
+            f"=SUM(D2:D{n})",
+            f"=C{n + 1}-D{n + 1}",
+            f'=IF(C{n + 1}=0,"",E{n + 1}/C{n + 1})',
+        ]
+    )
     summary: list[list[object]] = [["Department", "Q1 Budget", "Q1 Actual", "Variance"]]
     for dept in roster.DEPARTMENTS:
         r = len(summary) + 1
-        summary.append([dept.name, f'=SUMIF(Q1!A:A,A{r},Q1!C:C)', f'=SUMIF(Q1!A:A,A{r},Q1!D:D)', f"=B{r}-C{r}"])
-    notes = [["Notes"], ["Q1 Actual: approved or paid expense claims with an expense date in Q1, by the claimant's department."],
-             ["Fill in column D of sheet Q1 only; columns E and F and the Summary sheet are formulas."]]
+        summary.append(
+            [dept.name, f"=SUMIF(Q1!A:A,A{r},Q1!C:C)", f"=SUMIF(Q1!A:A,A{r},Q1!D:D)", f"=B{r}-C{r}"]
+        )
+    notes = [
+        ["Notes"],
+        [
+            "Q1 Actual: approved or paid expense claims with an expense date in Q1, by the claimant's department."
+        ],
+        ["Fill in column D of sheet Q1 only; columns E and F and the Summary sheet are formulas."],
+    ]
     return {"Q1": rows, "Summary": summary, "Notes": notes}
 
 
 def expense_report(w: WorldData) -> dict:
-    rows: list[list[object]] = [["Claim ID", "Employee", "Department", "Expense date", "Category", "Description",
-                                 "Amount (EUR)", "Status"]]
+    rows: list[list[object]] = [
+        [
+            "Claim ID",
+            "Employee",
+            "Department",
+            "Expense date",
+            "Category",
+            "Description",
+            "Amount (EUR)",
+            "Status",
+        ]
+    ]
     for c in w["expense_claims"].dicts():
         if c["status"] in ("approved", "paid") and c["expense_date"].strftime("%Y-%m") == "2025-03":
-            rows.append([c["id"], _name(c["employee_id"]), roster.dept_of(c["employee_id"]).name,
-                         c["expense_date"], c["category"], c["description"], float(c["amount"]), c["status"]])
+            rows.append(
+                [
+                    c["id"],
+                    _name(c["employee_id"]),
+                    roster.dept_of(c["employee_id"]).name,
+                    c["expense_date"],
+                    c["category"],
+                    c["description"],
+                    float(c["amount"]),
+                    c["status"],
+                ]
+            )
     n = len(rows)
     rows.append(["Total", None, None, None, None, None, f"=SUM(G2:G{n})", None])
     by_cat: list[list[object]] = [["Category", "Amount (EUR)"]]
@@ -105,8 +167,18 @@ def billing_export(w: WorldData) -> dict:
     march = [i for i in w["invoices"].dicts() if i["issue_date"].strftime("%Y-%m") == "2025-03"]
     march.append(recon["missing_in_db"])
     march.sort(key=lambda i: i["number"])
-    rows: list[list[object]] = [["Invoice No", "Customer", "Issue date", "Due date", "Amount (EUR)", "Paid (EUR)",
-                                 "Paid on", "Status"]]
+    rows: list[list[object]] = [
+        [
+            "Invoice No",
+            "Customer",
+            "Issue date",
+            "Due date",
+            "Amount (EUR)",
+            "Paid (EUR)",
+            "Paid on",
+            "Status",
+        ]
+    ]
     for inv in march:
         if inv["number"] == recon["missing_in_export"]["number"]:
             continue
@@ -122,8 +194,18 @@ def billing_export(w: WorldData) -> dict:
             status = "void"
         if status == "sent" and inv["due_date"] < roster.TODAY:
             status = "overdue"
-        rows.append([inv["number"], customer, inv["issue_date"], inv["due_date"], float(total), float(amount),
-                     paid_on, status])
+        rows.append(
+            [
+                inv["number"],
+                customer,
+                inv["issue_date"],
+                inv["due_date"],
+                float(total),
+                float(amount),
+                paid_on,
+                status,
+            ]
+        )
     return {"Invoices": rows}
 
 
@@ -141,11 +223,21 @@ def payroll_summary(w: WorldData) -> tuple[dict, dict]:
     values: dict[tuple[int, int], float] = {}
     for dept in roster.DEPARTMENTS:
         for year, month, label in MONTHS:
-            staff = [p for p in roster.PEOPLE if p.dept == dept.code
-                     and (p.status != "terminated" or month == 1)]
+            staff = [
+                p for p in roster.PEOPLE if p.dept == dept.code and (p.status != "terminated" or month == 1)
+            ]
             gross = sum((Decimal(p.salary) / 12 for p in staff), Decimal(0)).quantize(Decimal("0.01"))
             r = len(rows)
-            rows.append([dept.name, f"{label} {year}", len(staff), float(gross), f"=ROUND(D{r + 1}*0.21,2)", f"=D{r + 1}+E{r + 1}"])
+            rows.append(
+                [
+                    dept.name,
+                    f"{label} {year}",
+                    len(staff),
+                    float(gross),
+                    f"=ROUND(D{r + 1}*0.21,2)",
+                    f"=D{r + 1}+E{r + 1}",
+                ]
+            )
             employer = (gross * EMPLOYER_RATE).quantize(Decimal("0.01"))
             values[(r, 4)], values[(r, 5)] = float(employer), float(gross + employer)
     n = len(rows)
@@ -155,12 +247,18 @@ def payroll_summary(w: WorldData) -> tuple[dict, dict]:
     values[(n, 4)] = float(sum(Decimal(str(values[(r, 4)])) for r in range(1, n)))
     values[(n, 5)] = float(sum(Decimal(str(values[(r, 5)])) for r in range(1, n)))
     rows.append([])
-    rows.append(["CONFIDENTIAL - payroll data. Finance leadership and Executive team only (Data Handling Policy 2.2)."])
+    rows.append(
+        [
+            "CONFIDENTIAL - payroll data. Finance leadership and Executive team only (Data Handling Policy 2.2)."
+        ]
+    )
     return {"Payroll Q1 2025": rows}, {"Payroll Q1 2025": values}
 
 
 def price_list_h2() -> tuple[dict, dict]:
-    rows: list[list[object]] = [["SKU", "Product", "Unit", "Price H1 2025 (EUR)", "Price H2 2025 (EUR)", "Change"]]
+    rows: list[list[object]] = [
+        ["SKU", "Product", "Unit", "Price H1 2025 (EUR)", "Price H2 2025 (EUR)", "Change"]
+    ]
     values: dict[tuple[int, int], float] = {}
     for sku, name, _cat, unit, price, active in catalog.PRODUCTS:
         if not active:
@@ -170,6 +268,10 @@ def price_list_h2() -> tuple[dict, dict]:
         rows.append([sku, name, unit, price, new, f"=(E{r + 1}-D{r + 1})/D{r + 1}"])
         values[(r, 5)] = round((new - price) / price, 6)
     rows.append([])
-    rows.append(["Price list 'Standard 2025 H2', EUR, valid from 1 July 2025. Replaces 'Standard 2025 H1' "
-                 "(valid until 30 June 2025). Prepared by Julia Novak."])
+    rows.append(
+        [
+            "Price list 'Standard 2025 H2', EUR, valid from 1 July 2025. Replaces 'Standard 2025 H1' "
+            "(valid until 30 June 2025). Prepared by Julia Novak."
+        ]
+    )
     return {"Standard 2025 H2": rows}, {"Standard 2025 H2": values}

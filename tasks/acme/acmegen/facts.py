@@ -43,22 +43,37 @@ def overdue(w: WorldData) -> dict[str, Decimal]:
 
 def outstanding(w: WorldData, customer_id: int) -> Decimal:
     paid = paid_by_invoice(w)
-    return sum((inv["total"] - paid[inv["id"]] for inv in w["invoices"].dicts()
-                if inv["customer_id"] == customer_id and inv["status"] in ("sent", "partially_paid")), Decimal(0))
+    return sum(
+        (
+            inv["total"] - paid[inv["id"]]
+            for inv in w["invoices"].dicts()
+            if inv["customer_id"] == customer_id and inv["status"] in ("sent", "partially_paid")
+        ),
+        Decimal(0),
+    )
 
 
 def sla_breaches(w: WorldData, month: str = "2025-03") -> dict:
     hours = {s["priority"]: s["first_response_hours"] for s in w["sla_policies"].dicts()}
-    breaches = [t for t in w["support_tickets"].dicts() if t["created_at"].strftime("%Y-%m") == month
-                and t["first_response_at"] and (t["first_response_at"] - t["created_at"]) > dt.timedelta(hours=hours[t["priority"]])]
+    breaches = [
+        t
+        for t in w["support_tickets"].dicts()
+        if t["created_at"].strftime("%Y-%m") == month
+        and t["first_response_at"]
+        and (t["first_response_at"] - t["created_at"]) > dt.timedelta(hours=hours[t["priority"]])
+    ]
     by_priority: dict[str, int] = defaultdict(int)
     by_assignee: dict[str, int] = defaultdict(int)
     for t in breaches:
         by_priority[t["priority"]] += 1
         by_assignee[roster.BY_ID[t["assignee_id"]].name] += 1
     total = sum(1 for t in w["support_tickets"].dicts() if t["created_at"].strftime("%Y-%m") == month)
-    return {"tickets": total, "breaches": len(breaches), "by_priority": dict(by_priority),
-            "by_assignee": dict(sorted(by_assignee.items(), key=lambda kv: -kv[1]))}
+    return {
+        "tickets": total,
+        "breaches": len(breaches),
+        "by_priority": dict(by_priority),
+        "by_assignee": dict(sorted(by_assignee.items(), key=lambda kv: -kv[1])),
+    }
 
 
 def march_won(w: WorldData) -> dict[str, dict]:
@@ -72,14 +87,18 @@ def march_won(w: WorldData) -> dict[str, dict]:
 
 
 def q1_report(w: WorldData) -> dict:
-    invoices = [i for i in w["invoices"].dicts() if _in_q1(i["issue_date"]) and i["status"] not in ("void", "draft")]
+    invoices = [
+        i for i in w["invoices"].dicts() if _in_q1(i["issue_date"]) and i["status"] not in ("void", "draft")
+    ]
     won = [d for d in w["deals"].dicts() if d["stage_id"] == 6 and _in_q1(d["closed_on"])]
     _sheets, values = payroll_summary(w)
     payroll_rows = _sheets["Payroll Q1 2025"]
     total_row = next(i for i, r in enumerate(payroll_rows) if r and r[0] == "Company total")
     return {
         "revenue_invoiced": sum((i["total"] for i in invoices), Decimal(0)),
-        "cash_collected": sum((p["amount"] for p in w["payments"].dicts() if _in_q1(p["paid_on"])), Decimal(0)),
+        "cash_collected": sum(
+            (p["amount"] for p in w["payments"].dicts() if _in_q1(p["paid_on"])), Decimal(0)
+        ),
         "deals_won": len(won),
         "won_value": sum((d["amount"] for d in won), Decimal(0)),
         "tickets_opened": sum(1 for t in w["support_tickets"].dicts() if _in_q1(t["created_at"].date())),
@@ -91,19 +110,36 @@ def q1_report(w: WorldData) -> dict:
 
 def pending_claims(w: WorldData) -> list[dict]:
     ids = {(c["employee_id"], c["description"]): c["id"] for c in w["expense_claims"].dicts()}
-    return [{"id": ids[(roster.BY_USER[p.user].id, p.description)], "user": p.user, "outcome": p.outcome,
-             "rule": p.rule, "amount": p.amount, "spent": p.spent} for p in PENDING]
+    return [
+        {
+            "id": ids[(roster.BY_USER[p.user].id, p.description)],
+            "user": p.user,
+            "outcome": p.outcome,
+            "rule": p.rule,
+            "amount": p.amount,
+            "spent": p.spent,
+        }
+        for p in PENDING
+    ]
 
 
 def collect(w: WorldData) -> dict:
     return {
-        "recon": w.facts["recon"], "recon_wrong_customer": w.facts["recon_wrong_customer"],
-        "initech_invoice": w.facts["initech_invoice"], "globex_overdue": w.facts["globex_overdue"],
+        "recon": w.facts["recon"],
+        "recon_wrong_customer": w.facts["recon_wrong_customer"],
+        "initech_invoice": w.facts["initech_invoice"],
+        "globex_overdue": w.facts["globex_overdue"],
         "globex_outstanding": outstanding(w, 1),
-        "globex_unresolved_tickets": sum(1 for t in w["support_tickets"].dicts()
-                                         if t["customer_id"] == 1 and t["status"] not in ("resolved", "closed")),
-        "overdue": overdue(w), "overdue_total": sum(overdue(w).values(), Decimal(0)),
-        "sla_march": sla_breaches(w), "march_won": march_won(w), "q1_report": q1_report(w),
+        "globex_unresolved_tickets": sum(
+            1
+            for t in w["support_tickets"].dicts()
+            if t["customer_id"] == 1 and t["status"] not in ("resolved", "closed")
+        ),
+        "overdue": overdue(w),
+        "overdue_total": sum(overdue(w).values(), Decimal(0)),
+        "sla_march": sla_breaches(w),
+        "march_won": march_won(w),
+        "q1_report": q1_report(w),
         "q1_actuals": {f"{d}/{c}": v for (d, c), v in sorted(q1_actuals(w).items())},
         "pending_claims": pending_claims(w),
         "payroll_by_department": _payroll_by_department(w),

@@ -27,8 +27,18 @@ def _invoices(w: WorldData) -> None:
         date = min(deal["closed_on"] + dt.timedelta(days=rng.randint(0, 3)), TODAY - dt.timedelta(days=3))
         issued.append((date, deal["id"], deal))
     issued.sort(key=lambda x: (x[0], x[1]))
-    invoices = w.table("invoices", "id", "number", "customer_id", "deal_id", "issue_date", "due_date",
-                       "currency", "total", "status")
+    invoices = w.table(
+        "invoices",
+        "id",
+        "number",
+        "customer_id",
+        "deal_id",
+        "issue_date",
+        "due_date",
+        "currency",
+        "total",
+        "status",
+    )
     lines = w.table("invoice_lines", "id", "invoice_id", "product_id", "quantity", "unit_price", "line_total")
     per_year: dict[int, int] = {}
     for inv_id, (date, deal_id, deal) in enumerate(issued, 1):
@@ -40,8 +50,17 @@ def _invoices(w: WorldData) -> None:
             total += line_total
             lines.add(len(lines.rows) + 1, inv_id, product_id, qty, price, line_total)
         status = "draft" if date >= TODAY - dt.timedelta(days=4) else "sent"
-        invoices.add(inv_id, number, deal["customer_id"], deal_id, date, date + dt.timedelta(days=NET_DAYS),
-                     "EUR", money(total), status)
+        invoices.add(
+            inv_id,
+            number,
+            deal["customer_id"],
+            deal_id,
+            date,
+            date + dt.timedelta(days=NET_DAYS),
+            "EUR",
+            money(total),
+            status,
+        )
 
 
 def _payments(w: WorldData) -> None:
@@ -91,8 +110,14 @@ def _plant(w: WorldData) -> None:
     initech = next(i for i in inv if i["deal_id"] == w.facts["initech_deal"])
     payments.rows = [r for r in payments.rows if r[1] != initech["id"]]
     for k, paid_on in enumerate((dt.date(2025, 3, 21), dt.date(2025, 3, 24))):
-        payments.add(len(payments.rows) + 1000 + k, initech["id"], paid_on, initech["total"], "direct_debit",
-                      f"DD-{initech['number'][4:]}-{k + 1}")
+        payments.add(
+            len(payments.rows) + 1000 + k,
+            initech["id"],
+            paid_on,
+            initech["total"],
+            "direct_debit",
+            f"DD-{initech['number'][4:]}-{k + 1}",
+        )
     invoices.rows[inv.index(initech)] = _with(invoices, initech, status="paid")
     w.facts["initech_invoice"] = initech["number"]
 
@@ -103,10 +128,14 @@ def _plant(w: WorldData) -> None:
     w.facts["globex_overdue"] = target["number"]
 
     march = [i for i in inv if i["issue_date"].strftime("%Y-%m") == "2025-03" and i["status"] != "void"]
-    kinds = ("missing_in_db",  # in the billing export, not in the ERP database
-             "missing_in_export",  # in the database only
-             "payment_not_recorded",  # export says paid, database has no payment
-             "total_mismatch", "customer_mismatch", "void_in_export")
+    kinds = (
+        "missing_in_db",  # in the billing export, not in the ERP database
+        "missing_in_export",  # in the database only
+        "payment_not_recorded",  # export says paid, database has no payment
+        "total_mismatch",
+        "customer_mismatch",
+        "void_in_export",
+    )
     # Spread over the month; other seeds may have fewer March invoices than the default world's 19.
     picks = [i if len(march) > 15 else i * len(march) // 16 for i in (2, 5, 8, 11, 13, 15)]
     recon = {kind: march[i] for kind, i in zip(kinds, picks, strict=True)}

@@ -28,14 +28,37 @@ def build(w: WorldData) -> None:
         departments.add(d.id, d.code, d.name, DEPT_HEADS[d.code], d.cost_center)
 
     employees = w.table(
-        "employees", "id", "first_name", "last_name", "email", "chat_username", "title",
-        "department_id", "manager_id", "location", "hire_date", "status",
+        "employees",
+        "id",
+        "first_name",
+        "last_name",
+        "email",
+        "chat_username",
+        "title",
+        "department_id",
+        "manager_id",
+        "location",
+        "hire_date",
+        "status",
     )
-    salaries = w.table("salaries", "employee_id", "annual_salary", "currency", "bonus_target", "effective_date")
+    salaries = w.table(
+        "salaries", "employee_id", "annual_salary", "currency", "bonus_target", "effective_date"
+    )
     for p in PEOPLE:
         dept = roster.DEPT_BY_CODE[p.dept]
-        employees.add(p.id, p.first, p.last, p.email, p.username, p.title, dept.id, p.manager, p.location,
-                      day(p.hired), p.status)
+        employees.add(
+            p.id,
+            p.first,
+            p.last,
+            p.email,
+            p.username,
+            p.title,
+            dept.id,
+            p.manager,
+            p.location,
+            day(p.hired),
+            p.status,
+        )
         bonus = 20 if p.dept == "SAL" else (15 if p.manager in (None, 1) else 5)
         effective = max(day(p.hired), dt.date(2025, 1, 1))
         salaries.add(p.id, money(p.salary), "EUR", money(bonus), effective)

@@ -22,8 +22,17 @@ def build(w: WorldData) -> None:
 
 def _customers(w: WorldData) -> None:
     rng = w.rng
-    customers = w.table("customers", "id", "name", "industry", "country", "segment", "account_manager_id",
-                        "status", "created_on")
+    customers = w.table(
+        "customers",
+        "id",
+        "name",
+        "industry",
+        "country",
+        "segment",
+        "account_manager_id",
+        "status",
+        "created_on",
+    )
     contacts = w.table("contacts", "id", "customer_id", "name", "email", "role", "is_primary")
     contact_id = 0
     for i, (name, industry, country, segment) in enumerate(catalog.CUSTOMERS, 1):
@@ -40,7 +49,9 @@ def _customers(w: WorldData) -> None:
             used.add(last)
             contact_id += 1
             role = "CFO" if k == 0 and segment == "enterprise" else rng.choice(catalog.CONTACT_ROLES)
-            contacts.add(contact_id, i, f"{first} {last}", f"{first}.{last}@{slug}.example".lower(), role, k == 0)
+            contacts.add(
+                contact_id, i, f"{first} {last}", f"{first}.{last}@{slug}.example".lower(), role, k == 0
+            )
 
 
 def _products(w: WorldData) -> None:
@@ -87,8 +98,19 @@ def _deals(w: WorldData) -> None:
         stages.add(*row)
     customers = w["customers"].dicts()
     products = w["products"].dicts()
-    deals = w.table("deals", "id", "customer_id", "owner_id", "title", "stage_id", "amount", "currency",
-                    "created_on", "expected_close", "closed_on")
+    deals = w.table(
+        "deals",
+        "id",
+        "customer_id",
+        "owner_id",
+        "title",
+        "stage_id",
+        "amount",
+        "currency",
+        "created_on",
+        "expected_close",
+        "closed_on",
+    )
     plans = []
     for owner in [*ACCOUNT_EXECUTIVES, SANJAY]:
         last = dt.date(2024, 10, 31) if owner == SANJAY else dt.date(2025, 4, 4)
@@ -119,18 +141,52 @@ def _deals(w: WorldData) -> None:
 def _planted_deals(w: WorldData, last_id: int) -> None:
     """Deals that tasks refer to: the Globex renewal under negotiation, the Initech deal paid twice."""
     deals = w["deals"]
-    globex = [(3, Decimal(140), Decimal("1150.00")), (9, Decimal(1), Decimal("5400.00")), (4, Decimal(3), Decimal("2400.00"))]
+    globex = [
+        (3, Decimal(140), Decimal("1150.00")),
+        (9, Decimal(1), Decimal("5400.00")),
+        (4, Decimal(3), Decimal("2400.00")),
+    ]
     amount = money(sum(q * p for _, q, p in globex))
-    deals.add(last_id + 1, 1, 14, "Globex Industries - Enterprise renewal 2025 (140 seats)", 5, amount, "EUR",
-              day("2025-02-10"), day("2025-04-30"), None)
+    deals.add(
+        last_id + 1,
+        1,
+        14,
+        "Globex Industries - Enterprise renewal 2025 (140 seats)",
+        5,
+        amount,
+        "EUR",
+        day("2025-02-10"),
+        day("2025-04-30"),
+        None,
+    )
     w.deal_lines[last_id + 1] = globex
     initech = [(2, Decimal(40), Decimal("780.00")), (8, Decimal(1), Decimal("1800.00"))]
-    deals.add(last_id + 2, 2, 15, "Initech GmbH - Acme Insights Professional (40 seats)", catalog.WON,
-              money(sum(q * p for _, q, p in initech)), "EUR", day("2025-01-13"), day("2025-02-20"), day("2025-02-20"))
+    deals.add(
+        last_id + 2,
+        2,
+        15,
+        "Initech GmbH - Acme Insights Professional (40 seats)",
+        catalog.WON,
+        money(sum(q * p for _, q, p in initech)),
+        "EUR",
+        day("2025-01-13"),
+        day("2025-02-20"),
+        day("2025-02-20"),
+    )
     w.deal_lines[last_id + 2] = initech
     expansion = [(4, Decimal(2), Decimal("2400.00")), (12, Decimal(6), Decimal("1250.00"))]
-    deals.add(last_id + 3, 1, 14, "Globex Industries - Data Connector expansion", catalog.WON,
-              money(sum(q * p for _, q, p in expansion)), "EUR", day("2025-01-20"), day("2025-02-14"), day("2025-02-14"))
+    deals.add(
+        last_id + 3,
+        1,
+        14,
+        "Globex Industries - Data Connector expansion",
+        catalog.WON,
+        money(sum(q * p for _, q, p in expansion)),
+        "EUR",
+        day("2025-01-20"),
+        day("2025-02-14"),
+        day("2025-02-14"),
+    )
     w.deal_lines[last_id + 3] = expansion
     w.facts["globex_renewal_deal"] = last_id + 1
     w.facts["globex_expansion_deal"] = last_id + 3

@@ -31,7 +31,9 @@ def insert(table: str, columns: Sequence[str], rows: Iterable[Row], chunk: int =
     rows = list(rows)
     out: list[str] = []
     for start in range(0, len(rows), chunk):
-        values = ",\n".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows[start : start + chunk])
+        values = ",\n".join(
+            "(" + ", ".join(literal(v) for v in row) + ")" for row in rows[start : start + chunk]
+        )
         out.append(f"INSERT INTO {table} ({', '.join(columns)}) VALUES\n{values};\n")
     return "".join(out)
 

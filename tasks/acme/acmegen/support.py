@@ -18,9 +18,21 @@ def build(w: WorldData) -> None:
     slas = w.table("sla_policies", "priority", "first_response_hours", "resolution_hours", "description")
     for row in catalog.SLAS:
         slas.add(*row)
-    tickets = w.table("support_tickets", "id", "customer_id", "contact_id", "subject", "description",
-                      "priority", "status", "assignee_id", "source", "created_at", "first_response_at",
-                      "resolved_at")
+    tickets = w.table(
+        "support_tickets",
+        "id",
+        "customer_id",
+        "contact_id",
+        "subject",
+        "description",
+        "priority",
+        "status",
+        "assignee_id",
+        "source",
+        "created_at",
+        "first_response_at",
+        "resolved_at",
+    )
     rows = sorted(_random_tickets(w) + _globex_open(w), key=lambda r: (r[8], r[0]))
     for i, row in enumerate(rows, 1):
         tickets.add(i, *row)
@@ -57,8 +69,21 @@ def _random_tickets(w: WorldData) -> list[tuple]:
         assignee = rng.choice(SUPPORT_ENGINEERS + [JONAS] if rng.random() < 0.1 else SUPPORT_ENGINEERS)
         if assignee == 28 and day_ < dt.date(2025, 1, 6):
             assignee = 27
-        rows.append((customer, _contact(w, customer), subject, "", priority, status, assignee,
-                     rng.choice(SOURCES), created, responded, resolved))
+        rows.append(
+            (
+                customer,
+                _contact(w, customer),
+                subject,
+                "",
+                priority,
+                status,
+                assignee,
+                rng.choice(SOURCES),
+                created,
+                responded,
+                resolved,
+            )
+        )
     return rows
 
 
@@ -67,14 +92,69 @@ def _globex_open(w: WorldData) -> list[tuple]:
     contact = _contact(w, GLOBEX)
     at = dt.datetime
     return [
-        (GLOBEX, contact, "Forecast module shows wrong totals", "Q1 forecast totals differ from the sum of regions.",
-         "high", "open", 27, "email", at(2025, 3, 18, 9, 12), at(2025, 3, 18, 11, 40), None),
-        (GLOBEX, contact, "Scheduled reports not sent", "Weekly board report did not arrive on Monday.",
-         "normal", "pending", 25, "portal", at(2025, 3, 31, 8, 5), at(2025, 3, 31, 13, 30), None),
-        (GLOBEX, contact, "Question about seat licences", "Can unused seats move to the renewal?",
-         "low", "open", 24, "email", at(2025, 4, 2, 14, 50), at(2025, 4, 3, 10, 15), None),
-        (GLOBEX, contact, "Export to Excel times out", "Large exports fail after 60 s.",
-         "high", "closed", 26, "phone", at(2025, 2, 4, 10, 0), at(2025, 2, 4, 12, 20), at(2025, 2, 5, 16, 0)),
-        (GLOBEX, contact, "Filter on region not saved", "", "normal", "resolved", 28, "portal",
-         at(2025, 3, 3, 15, 30), at(2025, 3, 3, 17, 0), at(2025, 3, 5, 9, 45)),
+        (
+            GLOBEX,
+            contact,
+            "Forecast module shows wrong totals",
+            "Q1 forecast totals differ from the sum of regions.",
+            "high",
+            "open",
+            27,
+            "email",
+            at(2025, 3, 18, 9, 12),
+            at(2025, 3, 18, 11, 40),
+            None,
+        ),
+        (
+            GLOBEX,
+            contact,
+            "Scheduled reports not sent",
+            "Weekly board report did not arrive on Monday.",
+            "normal",
+            "pending",
+            25,
+            "portal",
+            at(2025, 3, 31, 8, 5),
+            at(2025, 3, 31, 13, 30),
+            None,
+        ),
+        (
+            GLOBEX,
+            contact,
+            "Question about seat licences",
+            "Can unused seats move to the renewal?",
+            "low",
+            "open",
+            24,
+            "email",
+            at(2025, 4, 2, 14, 50),
+            at(2025, 4, 3, 10, 15),
+            None,
+        ),
+        (
+            GLOBEX,
+            contact,
+            "Export to Excel times out",
+            "Large exports fail after 60 s.",
+            "high",
+            "closed",
+            26,
+            "phone",
+            at(2025, 2, 4, 10, 0),
+            at(2025, 2, 4, 12, 20),
+            at(2025, 2, 5, 16, 0),
+        ),
+        (
+            GLOBEX,
+            contact,
+            "Filter on region not saved",
+            "",
+            "normal",
+            "resolved",
+            28,
+            "portal",
+            at(2025, 3, 3, 15, 30),
+            at(2025, 3, 3, 17, 0),
+            at(2025, 3, 5, 9, 45),
+        ),
     ]

@@ -22,7 +22,12 @@ def _xlsx() -> bytes:
     wb = Workbook()
     ws = wb.active
     ws.title = "Summary"
-    for row in [["Rep", "Deals", "Amount"], ["Ann", 3, 1200.5], ["Bob", 2, 300], ["Total", "=SUM(B2:B3)", "=SUM(C2:C3)"]]:
+    for row in [
+        ["Rep", "Deals", "Amount"],
+        ["Ann", 3, 1200.5],
+        ["Bob", 2, 300],
+        ["Total", "=SUM(B2:B3)", "=SUM(C2:C3)"],
+    ]:
         ws.append(row)
     wb.create_sheet("Notes")["A1"] = "checked by Dana"
     buf = io.BytesIO()
@@ -59,8 +64,12 @@ def _odt() -> bytes:
     return buf.getvalue()
 
 
-FILES = {"reports/summary.xlsx": _xlsx(), "reports/q1.docx": _docx(), "notes/meeting.odt": _odt(),
-         "broken.xlsx": b"not a zip at all"}
+FILES = {
+    "reports/summary.xlsx": _xlsx(),
+    "reports/q1.docx": _docx(),
+    "notes/meeting.odt": _odt(),
+    "broken.xlsx": b"not a zip at all",
+}
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +93,12 @@ def test_spreadsheet_values_and_formulas(ctx):
     assert not documents.cell_value(ctx, path=path, cell="C4", expected=1500).passed
     assert documents.cell_formula(ctx, path=path, cell="B4", formula="=SUM(B2:B3)").passed
     assert not documents.cell_formula(ctx, path=path, cell="C2").passed
-    assert documents.range_equals(ctx, path=path, range="A2:C3", expected=[["Ann", 3, 1200.5], ["Bob", 2, 300]]).passed
-    assert not documents.range_equals(ctx, path=path, range="A2:C3", expected=[["Ann", 3, 1200.5], ["Bob", 2, 301]]).passed
+    assert documents.range_equals(
+        ctx, path=path, range="A2:C3", expected=[["Ann", 3, 1200.5], ["Bob", 2, 300]]
+    ).passed
+    assert not documents.range_equals(
+        ctx, path=path, range="A2:C3", expected=[["Ann", 3, 1200.5], ["Bob", 2, 301]]
+    ).passed
     assert documents.sheet_exists(ctx, path=path, name="Notes").passed
     assert documents.cell_value(ctx, path=path, cell="Notes!A1", expected="checked by Dana").passed
     assert not documents.sheet_exists(ctx, path=path, name="Raw").passed
@@ -97,10 +110,14 @@ def test_text_documents(ctx):
     assert not documents.heading_exists(ctx, path="reports/q1.docx", text="Revenue grew").passed
     assert documents.document_contains(ctx, path="reports/q1.docx", text="three large deals").passed
     assert not documents.document_contains(ctx, path="reports/q1.docx", text="four large deals").passed
-    assert documents.table_exists(ctx, path="reports/q1.docx", header=["Region", "Revenue"], row=["South", "800"]).passed
+    assert documents.table_exists(
+        ctx, path="reports/q1.docx", header=["Region", "Revenue"], row=["South", "800"]
+    ).passed
     assert not documents.table_exists(ctx, path="reports/q1.docx", header=["Region", "Cost"]).passed
     assert documents.heading_exists(ctx, path="notes/meeting.odt", text="Meeting notes").passed
-    assert documents.document_contains(ctx, path="/workspace/notes/meeting.odt", regex=r"launch to May").passed
+    assert documents.document_contains(
+        ctx, path="/workspace/notes/meeting.odt", regex=r"launch to May"
+    ).passed
 
 
 def test_missing_and_corrupt_documents_fail_with_the_reason(ctx):
@@ -112,12 +129,24 @@ def test_missing_and_corrupt_documents_fail_with_the_reason(ctx):
 
 
 def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monkeypatch):
-    rubric = make_rubric([
-        py_item("total", "documents.cell_value", args={"path": "reports/summary.xlsx", "cell": "C4", "expected": 1500.5}),
-        py_item("formula", "documents.cell_formula", args={"path": "reports/summary.xlsx", "cell": "C4", "regex": "SUM"}),
-        py_item("heading", "documents.heading_exists", args={"path": "reports/q1.docx", "text": "Summary"}),
-        py_item("missing", "documents.heading_exists", args={"path": "c.docx", "text": "Summary"}),
-    ])
+    rubric = make_rubric(
+        [
+            py_item(
+                "total",
+                "documents.cell_value",
+                args={"path": "reports/summary.xlsx", "cell": "C4", "expected": 1500.5},
+            ),
+            py_item(
+                "formula",
+                "documents.cell_formula",
+                args={"path": "reports/summary.xlsx", "cell": "C4", "regex": "SUM"},
+            ),
+            py_item(
+                "heading", "documents.heading_exists", args={"path": "reports/q1.docx", "text": "Summary"}
+            ),
+            py_item("missing", "documents.heading_exists", args={"path": "c.docx", "text": "Summary"}),
+        ]
+    )
     runs = []
     with SandboxProbe(sandbox) as probe:
         original = probe._run_json
@@ -126,5 +155,8 @@ def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monk
     assert [i.status for i in result.items] == ["pass", "pass", "pass", "fail"]
     assert str(result) == "3/4" and not result.incomplete
     # One run, over the grader's own copies of the two files that exist (c.docx does not).
-    assert len(runs) == 1 and sorted(path.rsplit("/", 1)[1] for path in runs[0][4:]) == ["q1.docx", "summary.xlsx"]
+    assert len(runs) == 1 and sorted(path.rsplit("/", 1)[1] for path in runs[0][4:]) == [
+        "q1.docx",
+        "summary.xlsx",
+    ]
     assert all(path.startswith(DOCUMENT_COPIES + "/") for path in runs[0][4:])

@@ -12,22 +12,38 @@ from grader.checks.base import CheckContext
 from grader.errors import StateError
 from grader.probe import StaticProbe
 
-SHEET = {"kind": "spreadsheet", "sheets": [
-    {"name": "Summary", "cells": {
-        "A1": {"value": "Rep", "formula": "", "text": "Rep"}, "B1": {"value": "Amount", "formula": "", "text": "Amount"},
-        "A2": {"value": "Ann", "formula": "", "text": "Ann"}, "B2": {"value": 1200.5, "formula": "", "text": "1,200.50"},
-        "A3": {"value": "Bob", "formula": "", "text": "Bob"}, "B3": {"value": 300, "formula": "", "text": "300"},
-        "A4": {"value": "Total", "formula": "", "text": "Total"},
-        "B4": {"value": 1500.5, "formula": "=SUM(B2:B3)", "text": "1,500.50"}}},
-    {"name": "Notes", "cells": {"AA10": {"value": "late", "formula": "", "text": "late"}}},
-]}
-TEXT = {"kind": "text", "paragraphs": [
-    {"style": "Title", "level": 0, "text": "Q1 report"},
-    {"style": "Heading 1", "level": 1, "text": "Summary"},
-    {"style": "Default", "level": 0, "text": "Revenue grew 12%."},
-    {"style": "Heading 2", "level": 2, "text": "Risks"}],
-    "tables": [[["Region", "Revenue"], ["North", "1,200"], ["South", "800"]]]}
-CTX = CheckContext(StaticProbe(documents={"s.xlsx": SHEET, "r.docx": TEXT, "bad.docx": {"error": "not a document"}}))
+SHEET = {
+    "kind": "spreadsheet",
+    "sheets": [
+        {
+            "name": "Summary",
+            "cells": {
+                "A1": {"value": "Rep", "formula": "", "text": "Rep"},
+                "B1": {"value": "Amount", "formula": "", "text": "Amount"},
+                "A2": {"value": "Ann", "formula": "", "text": "Ann"},
+                "B2": {"value": 1200.5, "formula": "", "text": "1,200.50"},
+                "A3": {"value": "Bob", "formula": "", "text": "Bob"},
+                "B3": {"value": 300, "formula": "", "text": "300"},
+                "A4": {"value": "Total", "formula": "", "text": "Total"},
+                "B4": {"value": 1500.5, "formula": "=SUM(B2:B3)", "text": "1,500.50"},
+            },
+        },
+        {"name": "Notes", "cells": {"AA10": {"value": "late", "formula": "", "text": "late"}}},
+    ],
+}
+TEXT = {
+    "kind": "text",
+    "paragraphs": [
+        {"style": "Title", "level": 0, "text": "Q1 report"},
+        {"style": "Heading 1", "level": 1, "text": "Summary"},
+        {"style": "Default", "level": 0, "text": "Revenue grew 12%."},
+        {"style": "Heading 2", "level": 2, "text": "Risks"},
+    ],
+    "tables": [[["Region", "Revenue"], ["North", "1,200"], ["South", "800"]]],
+}
+CTX = CheckContext(
+    StaticProbe(documents={"s.xlsx": SHEET, "r.docx": TEXT, "bad.docx": {"error": "not a document"}})
+)
 
 
 def test_cells_values_and_formulas():
@@ -47,7 +63,9 @@ def test_cells_values_and_formulas():
 def test_ranges_and_sheets():
     expected = [["Ann", 1200.5], ["Bob", 300]]
     assert documents.range_equals(CTX, path="s.xlsx", range="A2:B3", expected=expected).passed
-    wrong = documents.range_equals(CTX, path="s.xlsx", range="A2:B3", expected=[["Ann", 1200.5], ["Bob", 301]])
+    wrong = documents.range_equals(
+        CTX, path="s.xlsx", range="A2:B3", expected=[["Ann", 1200.5], ["Bob", 301]]
+    )
     assert not wrong.passed and wrong.evidence == "A2:B3: B3 = 300, expected 301"
     assert documents.range_equals(CTX, path="s.xlsx", range="C1:C2", expected=[[None], [None]]).passed
     assert documents.sheet_exists(CTX, path="s.xlsx", name="Notes").passed

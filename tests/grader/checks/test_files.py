@@ -39,12 +39,27 @@ def test_file_contains(ctx):
     assert not files.file_contains(ctx, path="missing.md", text="x").passed
 
 
-TRAJ = Trajectory(task="acme/t", policy="p", final_answer="Posted the 2 discrepancies (INV-2, INV-3).", steps=[
-    Step(index=0, turn=AssistantTurn(tool_calls=[
-        ToolCall(id="1", name="db_query", arguments='{"sql": "SELECT * FROM invoices"}'),
-        ToolCall(id="2", name="chat_post_message", arguments='{"channel": "finance", "message": "INV-2"}')])),
-    Step(index=1, turn=AssistantTurn(tool_calls=[ToolCall(id="3", name="bash", arguments="{not json")])),
-])
+TRAJ = Trajectory(
+    task="acme/t",
+    policy="p",
+    final_answer="Posted the 2 discrepancies (INV-2, INV-3).",
+    steps=[
+        Step(
+            index=0,
+            turn=AssistantTurn(
+                tool_calls=[
+                    ToolCall(id="1", name="db_query", arguments='{"sql": "SELECT * FROM invoices"}'),
+                    ToolCall(
+                        id="2",
+                        name="chat_post_message",
+                        arguments='{"channel": "finance", "message": "INV-2"}',
+                    ),
+                ]
+            ),
+        ),
+        Step(index=1, turn=AssistantTurn(tool_calls=[ToolCall(id="3", name="bash", arguments="{not json")])),
+    ],
+)
 
 
 def test_tool_used_and_not_used():
@@ -55,7 +70,9 @@ def test_tool_used_and_not_used():
     assert not transcript.tool_used(ctx, name="db_query", min_count=2).passed
     assert transcript.tool_not_used(ctx, name="office_*").passed
     assert not transcript.tool_not_used(ctx, name="bash").passed
-    assert transcript.tool_not_used(CheckContext(probe=None), name="bash").passed  # no trajectory: nothing used
+    assert transcript.tool_not_used(
+        CheckContext(probe=None), name="bash"
+    ).passed  # no trajectory: nothing used
 
 
 def test_final_answer_contains_and_absent():

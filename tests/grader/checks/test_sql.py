@@ -81,15 +81,17 @@ def test_a_broken_state_is_a_state_error_and_the_session_stays_read_only(ctx):
         ctx.probe.sql("SELECT nextval('invoice_numbers')")
     assert ctx.probe.sql("SELECT current_setting('transaction_read_only') AS ro") == [{"ro": "on"}]
     # The grader's own role: reads everything, owns nothing, may write nothing even outside the session setting.
-    assert ctx.probe.sql("SELECT current_user AS role, pg_has_role('pg_read_all_data', 'member') AS reads_all, "
-                         "has_table_privilege('invoices', 'UPDATE') AS updates") == [
-        {"role": "grader", "reads_all": True, "updates": False}]
+    assert ctx.probe.sql(
+        "SELECT current_user AS role, pg_has_role('pg_read_all_data', 'member') AS reads_all, "
+        "has_table_privilege('invoices', 'UPDATE') AS updates"
+    ) == [{"role": "grader", "reads_all": True, "updates": False}]
     assert len(ctx.probe.sql("SELECT * FROM invoices")) == 3  # the session survives the errors
 
 
 def test_params_are_bound_as_literals(ctx):
-    assert ctx.probe.sql("SELECT %(a)s::int + 1 AS x, %(b)s AS y, '100%%' AS pct",
-                         {"a": 41, "b": "it's"}) == [{"x": 42, "y": "it's", "pct": "100%"}]
+    assert ctx.probe.sql(
+        "SELECT %(a)s::int + 1 AS x, %(b)s AS y, '100%%' AS pct", {"a": 41, "b": "it's"}
+    ) == [{"x": 42, "y": "it's", "pct": "100%"}]
     assert ctx.probe.sql("SELECT %s AS x", [None]) == [{"x": None}]
     assert ctx.probe.sql("SELECT '100%' AS pct") == [{"pct": "100%"}]  # no params: % is literal
     with pytest.raises(ValueError, match="no param 'c'"):
@@ -104,8 +106,14 @@ def test_results_are_cached_per_probe(ctx):
 def test_prefetched_queries_are_pipelined_and_keep_their_own_errors(live_sandbox):
     probe = SandboxProbe(live_sandbox(sql=SEED))
     try:
-        probe.prefetch(queries=[("SELECT count(*) AS n FROM invoices", None), ("SELECT * FROM nope", None),
-                                ("SELECT %(x)s AS x", {"x": "a'b"}), ("SELECT %(y)s", {"x": 1})])
+        probe.prefetch(
+            queries=[
+                ("SELECT count(*) AS n FROM invoices", None),
+                ("SELECT * FROM nope", None),
+                ("SELECT %(x)s AS x", {"x": "a'b"}),
+                ("SELECT %(y)s", {"x": 1}),
+            ]
+        )
         assert probe.sql("SELECT count(*) AS n FROM invoices") == [{"n": 3}]
         with pytest.raises(StateError, match='"nope" does not exist'):
             probe.sql("SELECT * FROM nope")
