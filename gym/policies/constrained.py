@@ -23,9 +23,22 @@ from gym.policies.chat_render import CALL_CLOSE, CALL_OPEN
 
 MAX_CALLS = 4  # calls in one turn
 MAX_STRING = 400  # characters in one string argument (a runaway string would hit max_new_tokens mid-call)
+CALL_OVERHEAD_TOKENS = 48  # the tags, the JSON skeleton and the tool's name
 
 
-def calls_schema(tools: list[dict[str, Any]], *, strict_arguments: bool = True) -> dict[str, Any]:
+def string_cap(max_new_tokens: int) -> int:
+    """Characters one string argument may take so that a call still closes within the turn's tokens.
+
+    A token holds at least one character, so a string of N characters costs at most N
+    tokens; half the budget left after the call's skeleton keeps a runaway string (a
+    small model repeating itself) from ending the turn mid-call as invalid JSON.
+    """
+    return max(16, min(MAX_STRING, (max_new_tokens - CALL_OVERHEAD_TOKENS) // 2))
+
+
+def calls_schema(
+    tools: list[dict[str, Any]], *, strict_arguments: bool = True, max_string: int = MAX_STRING
+) -> dict[str, Any]:
     """JSON schema of what goes inside the tags: one call, or a non-empty list of them (SmolLM2's way)."""
     options, definitions = [], {}
     for tool in tools:
@@ -50,18 +63,18 @@ def calls_schema(tools: list[dict[str, Any]], *, strict_arguments: bool = True) 
         "anyOf": [{"type": "array", "minItems": 1, "maxItems": MAX_CALLS, "items": call}, call],
         "$defs": definitions,
     }
-    return _bounded(schema)
+    return _bounded(schema, max_string)
 
 
-def _bounded(schema: Any) -> Any:
-    """The schema with every string capped at MAX_STRING characters: a call must fit in a turn."""
+def _bounded(schema: Any, max_string: int) -> Any:
+    """The schema with every string capped at `max_string` characters: a call must fit in a turn."""
     if isinstance(schema, list):
-        return [_bounded(item) for item in schema]
+        return [_bounded(item, max_string) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {key: _bounded(value) for key, value in schema.items()}
+    out = {key: _bounded(value, max_string) for key, value in schema.items()}
     if out.get("type") == "string" and "maxLength" not in out and "enum" not in out and "const" not in out:
-        out["maxLength"] = MAX_STRING
+        out["maxLength"] = max_string
     return out
 
 
@@ -73,13 +86,13 @@ def _compiler(tokenizer: Any, vocab_size: int) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _grammar(tokenizer: Any, vocab_size: int, tools_json: str, required: bool) -> Any:
+def _grammar(tokenizer: Any, vocab_size: int, tools_json: str, required: bool, max_string: int) -> Any:
     import xgrammar as xgr
 
     tools = json.loads(tools_json)
     compiler = _compiler(tokenizer, vocab_size)
     for strict in (True, False):  # a schema xgrammar cannot compile falls back to "any object" arguments
-        schema = json.dumps(calls_schema(tools, strict_arguments=strict))
+        schema = json.dumps(calls_schema(tools, strict_arguments=strict, max_string=max_string))
         try:
             if required:
                 grammar = xgr.Grammar.concat(
@@ -99,13 +112,15 @@ def _grammar(tokenizer: Any, vocab_size: int, tools_json: str, required: bool) -
 class ToolCallProcessor:
     """Masks the logits of one request so its tool calls follow the grammar (state: the tokens accepted so far)."""
 
-    def __init__(self, tokenizer: Any, tools: list[dict[str, Any]], required: bool, end_ids: list[int]):
+    def __init__(
+        self, tokenizer: Any, tools: list[dict[str, Any]], required: bool, end_ids: list[int], max_string: int
+    ):
         self.tokenizer, self.tools_json, self.required = (
             tokenizer,
             json.dumps(tools, sort_keys=True),
             required,
         )
-        self.end_ids = end_ids
+        self.end_ids, self.max_string = end_ids, max_string
         self.matcher: Any = None
         self.bitmask: Any = None
         self.accepted = 0
@@ -119,7 +134,9 @@ class ToolCallProcessor:
             return ended
         if self.matcher is None:
             try:
-                compiled = _grammar(self.tokenizer, logits.shape[-1], self.tools_json, self.required)
+                compiled = _grammar(
+                    self.tokenizer, logits.shape[-1], self.tools_json, self.required, self.max_string
+                )
             except ImportError as exc:
                 raise PolicyError(
                     f"constrained decoding needs xgrammar: {exc} (pip install xgrammar)"
@@ -151,7 +168,12 @@ class ToolCallProcessor:
 
 
 def tool_call_processor(
-    tokenizer: Any, tools: list[dict[str, Any]], end_ids: list[int], *, required: bool = False
+    tokenizer: Any,
+    tools: list[dict[str, Any]],
+    end_ids: list[int],
+    *,
+    required: bool = False,
+    max_new_tokens: int = 1024,
 ) -> ToolCallProcessor:
-    """A fresh processor for one turn (it keeps per-request state)."""
-    return ToolCallProcessor(tokenizer, tools, required, end_ids)
+    """A fresh processor for one turn (it keeps per-request state); strings sized to the turn's budget."""
+    return ToolCallProcessor(tokenizer, tools, required, end_ids, string_cap(max_new_tokens))

@@ -96,7 +96,13 @@ class HFPolicy:
         if processor is None and tools and (self.constrained or required):
             from gym.policies.constrained import tool_call_processor
 
-            processor = tool_call_processor(self.tokenizer, tools, self.stop_ids, required=required)
+            processor = tool_call_processor(
+                self.tokenizer,
+                tools,
+                self.stop_ids,
+                required=required,
+                max_new_tokens=self.sampling.max_new_tokens,
+            )
         # Under a grammar the processor ends the turn after a call; otherwise stop at the closing tag.
         stop = (
             ()

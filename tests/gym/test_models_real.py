@@ -17,6 +17,7 @@ from core.trajectory import Message
 from gym.models.engine import Engine
 from gym.models.sampling import SamplingParams
 from gym.models.store import BUNDLED, bundled_gguf, import_gguf, resolve_model
+from gym.policies.constrained import string_cap
 from gym.policies.hf import HFPolicy
 
 pytestmark = pytest.mark.model
@@ -83,13 +84,14 @@ async def test_a_forced_first_call_is_well_formed_and_names_an_offered_tool(smol
         Message(role="system", content="You are Jordan, a finance analyst."),
         Message(role="user", content="How many invoices are there?"),
     ]
-    for seed in range(3):
-        turn = await HFPolicy("smollm2", seed=seed, tool_choice="first", max_new_tokens=80).next(
-            messages, tools
-        )
+    for seed, budget in ((0, 80), (1, 64), (2, 120)):
+        policy = HFPolicy("smollm2", seed=seed, tool_choice="first", max_new_tokens=budget, temperature=1.0)
+        turn = await policy.next(messages, tools)
         (call,) = turn.tool_calls[:1]
         assert call.error is None and call.name == "db.query"
         assert set(json.loads(call.arguments)) == {"sql"}  # no argument the tool would refuse
+        # the string fits the turn's budget, so the call closes before max_new_tokens
+        assert len(json.loads(call.arguments)["sql"]) <= string_cap(budget) and len(turn.token_ids) <= budget
         assert turn.token_ids[-1] in smollm2.end_ids  # the grammar ended the turn after the call
 
 
