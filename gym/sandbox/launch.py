@@ -89,7 +89,8 @@ def _load_error(exc: docker.errors.BuildError) -> str:
     return f"image build failed: {exc.msg} {json.dumps(lines[-3:])}"
 
 
-def start_task_sandbox(
+@contextlib.contextmanager
+def task_sandbox(
     task: Task,
     *,
     world: World | None = None,
@@ -97,22 +98,18 @@ def start_task_sandbox(
     rollout_id: str | None = None,
     base: str = DEFAULT_IMAGE,
     limits: SandboxLimits = SandboxLimits(),
-) -> DockerSandbox:
-    """A running sandbox with the world's initial state and `task`'s overlay applied, its apps up."""
+) -> Iterator[DockerSandbox]:
+    """A running sandbox of `task`, removed on exit whatever happened inside.
+
+    It starts from the world's image (the initial state baked in), with the task's
+    overlay applied and its apps up.
+    """
     world = world or world_of(task)
     image = world_image(world, base)
     overlay = overlay_tar((task.initial_state, task.path))
-    return DockerSandbox.start(
+    sandbox = DockerSandbox.start(
         image, apps=tuple(task.apps), overlay=overlay, run_id=run_id, rollout_id=rollout_id, limits=limits
     )
-
-
-@contextlib.contextmanager
-def task_sandbox(
-    task: Task, *, run_id: str = "adhoc", rollout_id: str | None = None, world: World | None = None
-) -> Iterator[DockerSandbox]:
-    """A started sandbox of `task`, removed on exit whatever happened inside."""
-    sandbox = start_task_sandbox(task, world=world, run_id=run_id, rollout_id=rollout_id)
     try:
         yield sandbox
     finally:
