@@ -8,6 +8,9 @@ Scoring rules (implemented in grader.score, summarised here for readers):
   take points away but never raise the ceiling.
 - `earned` is the sum of `earned` over items, floored at 0; a failed gate item
   zeroes it (`gated=True`).
+- `raw_earned` is the same without the floor: the positive points (none when
+  gated) plus every penalty, damage included. It goes below 0, so a policy that
+  breaks things scores below one that does nothing even when both earn nothing.
 - an item whose check could not run is `error`, never `fail`; any such item
   makes the grade `incomplete`, and consumers (training, calibration) leave
   incomplete grades out unless told otherwise.
@@ -66,6 +69,9 @@ class Grade(_Strict):
     task: str = Field(description="Task key, `world/task-id`.")
     rubric_hash: str | None = Field(None, description="Content hash of the rubric file used to grade.")
     earned: float = Field(description="Points earned after penalties and gates, never below 0.")
+    raw_earned: float | None = Field(
+        None, description="Points earned without the floor at 0 (None in grades stored before it existed)."
+    )
     possible: int = Field(description="Sum of positive points.")
     normalized: float = Field(
         ge=0.0, le=1.0, description="earned / possible, in [0,1] (0 when possible is 0)."
@@ -83,8 +89,23 @@ class Grade(_Strict):
 
     @property
     def reward(self) -> float:
-        """The normalized score, the number trainers use."""
+        """The normalized score, the number trainers use by default."""
         return self.normalized
+
+    @property
+    def raw(self) -> float:
+        """Points without the floor at 0 (can be negative)."""
+        return self.earned if self.raw_earned is None else self.raw_earned
+
+    @property
+    def raw_normalized(self) -> float:
+        """raw / possible: at most 1, below 0 when penalties outweigh the points earned."""
+        return self.raw / self.possible if self.possible else min(0.0, self.raw)
+
+    @property
+    def damage(self) -> float:
+        """Points lost in the damage section (0 or negative)."""
+        return sum(item.earned for item in self.items if item.section == "damage")
 
     def by_status(self, status: Status) -> list[ItemResult]:
         return [item for item in self.items if item.status == status]
@@ -121,7 +142,8 @@ class Grade(_Strict):
         counts = ", ".join(f"{len(self.by_status(s))} {s}" for s in ("pass", "fail", "error"))
         flags = [flag for flag in ("gated" if self.gated else "", self.incomplete_note()) if flag]
         tail = f" [{', '.join(flags)}]" if flags else ""
-        return f"{self} ({self.normalized:.1%}) {counts}{tail}"
+        raw = f" raw {_fmt(self.raw)}" if self.raw != self.earned else ""
+        return f"{self} ({self.normalized:.1%}){raw} {counts}{tail}"
 
 
 def _fmt(value: float) -> str:

@@ -87,9 +87,14 @@ def _message(error: jsonschema.ValidationError) -> str:
     if kind == "additionalProperties" and isinstance(error.instance, dict):
         known = list(error.schema.get("properties", {}))
         return "; ".join(_unknown_key(key, known) for key in error.instance if key not in known)
-    if kind in ("minItems", "minLength", "minimum", "maximum", "maxLength", "minProperties"):
+    if kind in _BOUNDS:
+        return f"{_short(error.instance)} is out of range (must be {_BOUNDS[kind]} {error.validator_value})"
+    if kind in ("minItems", "minLength", "maxLength", "minProperties"):
         return f"{_short(error.instance)}: {kind} is {error.validator_value}"
     return error.message.replace("\n", " ")
+
+
+_BOUNDS = {"minimum": "≥", "maximum": "≤", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 
 
 def _unknown_key(key: str, known: list[str]) -> str:
@@ -153,7 +158,7 @@ def parse_rubric(
 ) -> tuple[Rubric | None, list[Problem]]:
     """Parse and validate rubric text. Returns the rubric (None when unusable) and every problem found."""
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         where = f"line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "?"
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
@@ -170,6 +175,11 @@ def parse_rubric(
     except ValidationError as exc:
         return None, _pydantic_problems(exc, file)
     return rubric, _semantic_problems(rubric, file, path)
+
+
+def _no_constant(name: str) -> None:
+    """Python's json reads NaN and Infinity, which JSON does not have and no limit should be."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def check_rubric(path: str | Path) -> tuple[Rubric | None, list[Problem]]:

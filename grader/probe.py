@@ -1,4 +1,4 @@
-"""Probe: how checks read a rollout's final state. Four methods, nothing Docker-specific.
+"""Probe: how checks read a rollout's final state. A few methods, nothing Docker-specific.
 
 Two kinds of failure, kept apart on purpose:
 - ProbeError: the state could not be read (container gone, chat service down,
@@ -16,6 +16,7 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
 from grader.docstate import document_dict
 from grader.errors import ProbeError, StateError
@@ -55,6 +56,10 @@ class Probe(Protocol):
         """Hint: these documents and (query, params) will be read; a probe may load them in one go."""
         ...
 
+    def changes(self) -> Changes | None:
+        """What the episode changed since the baseline (grader.changes); None when there is no baseline."""
+        ...
+
 
 def _sql_key(query: str, params: Any) -> str:
     return json.dumps([query, params], sort_keys=True, default=str)
@@ -80,6 +85,8 @@ class SandboxProbe:
         self._files: dict[str, bytes | None] = {}
         self._documents: dict[str, dict[str, Any] | ProbeError] = {}
         self._copies = 0
+        self._changes: Changes | None | ProbeError = ProbeError("not read yet")
+        self._changes_read = False
 
     def sql(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # Many items share a query (one per expected value): ask PostgreSQL once.
@@ -176,6 +183,17 @@ class SandboxProbe:
                 doc["error"] = doc["error"].replace(copy, path)
             self._documents[path] = doc
 
+    def changes(self) -> Changes | None:
+        if not self._changes_read:
+            try:
+                self._changes = read_changes(self.sandbox, self.sql, self.chat)
+            except ProbeError as exc:
+                self._changes = exc
+            self._changes_read = True
+        if isinstance(self._changes, ProbeError):
+            raise ProbeError(str(self._changes))
+        return self._changes
+
     def _run_json(self, cmd: list[str], what: str) -> Any:
         result = self.sandbox.exec(cmd, user=READER, timeout=self.timeout_s, max_output=MAX_OUTPUT_BYTES)
         where = f"{what} in {self.sandbox.id[:12]}"
@@ -231,8 +249,10 @@ class StaticProbe:
         chat: ChatSnapshot | dict | None = None,
         files: Mapping[str, bytes] | None = None,
         documents: Mapping[str, dict[str, Any]] | None = None,
+        changes: Changes | None = None,
     ):
         self._sql = dict(sql or {})
+        self._changes = changes
         self._chat = ChatSnapshot.model_validate(chat or {})
         self._files = {workspace_path(k): v for k, v in (files or {}).items()}
         self._documents = {workspace_path(k): v for k, v in (documents or {}).items()}
@@ -259,3 +279,6 @@ class StaticProbe:
     def prefetch(self, documents: Iterable[str] = (), queries: Iterable[tuple[str, Any]] = ()) -> None:
         self.prefetched.extend(documents)
         self.prefetched_queries.extend(queries)
+
+    def changes(self) -> Changes | None:
+        return self._changes

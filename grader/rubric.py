@@ -145,6 +145,9 @@ class PythonItem(_Item):
     check: str = Field(description="`sql.row_exists` (built-in) or `package.module:function`.")
     args: dict[str, Any] = Field(default_factory=dict)
     negate: bool = Field(False, description="Pass when the check fails.")
+    timeout_s: float | None = Field(
+        None, gt=0, le=600, description="This check's time limit (default: the rubric's check_timeout_s)."
+    )
 
 
 class JudgeItem(_Item):
@@ -158,6 +161,37 @@ class JudgeItem(_Item):
 Item = Annotated[PythonItem | JudgeItem, Field(discriminator="kind")]
 
 
+class GradeLimits(_Strict):
+    """How long grading may take. A check over its limit is an `error` item; so is every item left when the budget runs out."""
+
+    check_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="Each python check's own time (waiting on the probe not counted)."
+    )
+    grade_timeout_s: float = Field(900.0, gt=0, le=3600, description="The whole grade, judge calls included.")
+
+
+class AllowedChange(_Strict):
+    """Something the task may change in the initial state (grader.damage); exactly one of table/files/posts."""
+
+    table: str | None = Field(None, description="A database table.")
+    files: str | None = Field(None, description="A glob under /workspace, e.g. `reports/*`.")
+    posts: str | None = Field(None, description="Chat posts in this channel, or `*` for any.")
+    may: list[Literal["change", "delete"]] = Field(default_factory=lambda: ["change"])
+    columns: list[str] | None = Field(None, description="For a table: only these columns may change.")
+    at_most: int | None = Field(
+        None, ge=0, description="At most this many rows/files/posts; the rest is damage."
+    )
+
+
+class Damage(_Strict):
+    """The damage section (grader.damage): its penalty and the changes the task allows."""
+
+    points: int | None = Field(
+        None, ge=0, le=1000, description="Penalty per kind of damage; default a tenth of the points; 0: off."
+    )
+    allow: list[AllowedChange] = Field(default_factory=list)
+
+
 class Rubric(_Strict):
     """A task's rubric as written; `grader.expand.expand_items` turns it into concrete items."""
 
@@ -166,6 +200,8 @@ class Rubric(_Strict):
     title: str | None = None
     description: str | None = None
     judge: Panel | None = Field(None, description="Default panel for judge items without their own.")
+    limits: GradeLimits = Field(default_factory=GradeLimits)
+    damage: Damage = Field(default_factory=Damage)
     items: list[Item]
     path: Path | None = Field(None, exclude=True, description="File the rubric was loaded from.")
     hash: str = Field("", exclude=True, description="sha256 of the file's bytes (first 16 hex digits).")

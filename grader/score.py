@@ -3,8 +3,13 @@
 Order: expand the rubric; prefetch every document the items read (one LibreOffice
 run); run python checks one after another (they share the probe's caches) and
 render judge evidence, in a worker thread; then ask the judge about all judge
-items concurrently. A check that raises is `error` (StateError: `fail`), a judge
+items concurrently; last, the damage section (grader.damage) from what the
+episode changed. A check that raises is `error` (StateError: `fail`), a judge
 call that fails after retries is `error`, and either makes the grade incomplete.
+
+Grading is bounded (rubric `limits`): each check runs under its own time limit
+(grader.timebox) and the whole grade under a budget; whatever runs over is an
+`error` item with the reason, never a hung rollout.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 from core.trajectory import Trajectory
 from grader.checks import documents_read, queries_read, resolve
 from grader.checks.base import CheckContext, CheckResult
+from grader.damage import damage_items, error_items
 from grader.errors import ProbeError, StateError
 from grader.evidence import render
 from grader.expand import expand_items
@@ -28,6 +34,7 @@ from grader.initial_state import initial_rows as resolve_initial_rows
 from grader.judge import Judge, combine
 from grader.probe import Probe
 from grader.rubric import Item, JudgeItem, PythonItem, Rubric
+from grader.timebox import CheckRunner
 
 EVIDENCE_LIMIT = 300
 
@@ -45,16 +52,31 @@ def _result(item: Item, status: str, **kw: Any) -> ItemResult:
     )
 
 
-def run_python(item: PythonItem, ctx: CheckContext, rubric: Rubric) -> ItemResult:
+def run_python(
+    item: PythonItem,
+    probe: Probe,
+    trajectory: Trajectory | None,
+    rubric: Rubric,
+    runner: CheckRunner,
+    deadline: float,
+) -> ItemResult:
+    """One check under its time limit; whatever it raises or however long it takes, an ItemResult."""
     started = time.monotonic()
+    limit = item.timeout_s or rubric.limits.check_timeout_s
     try:
-        out = resolve(item.check, near=rubric.path)(ctx, **item.args)
+        fn = resolve(item.check, near=rubric.path)
+        out = runner.run(
+            lambda timed: fn(CheckContext(timed, trajectory, item.id), **item.args),
+            probe,
+            limit_s=limit,
+            deadline=deadline,
+        )
         if not isinstance(out, CheckResult | bool):
             raise TypeError(f"check returned {type(out).__name__}, expected bool or CheckResult")
         passed, evidence = (out.passed, out.evidence) if isinstance(out, CheckResult) else (out, "")
     except StateError as exc:
         passed, evidence = False, str(exc)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken check must not break the grade
+    except Exception as exc:  # noqa: BLE001 - a broken check must not break the grade
         return _result(
             item,
             "error",
@@ -94,24 +116,37 @@ def _prefetch(items: list[Item], probe: Probe, rubric: Rubric) -> None:
 
 
 def _sync_part(
-    items, probe, trajectory, rubric
+    items, probe, trajectory, rubric, deadline: float
 ) -> tuple[list[ItemResult | None], dict[int, str | ItemResult]]:
     """Python items' results, and per judge item either its evidence text or an error result."""
     _prefetch(items, probe, rubric)
     results: list[ItemResult | None] = []
     evidence: dict[int, str | ItemResult] = {}
-    for index, item in enumerate(items):
-        if isinstance(item, PythonItem):
-            results.append(run_python(item, CheckContext(probe, trajectory, item.id), rubric))
-            continue
-        results.append(None)
-        try:
-            evidence[index] = render(item.evidence, probe, trajectory)
-        except Exception as exc:  # noqa: BLE001
-            evidence[index] = _result(
-                item, "error", error=f"evidence unavailable: {type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT]
-            )
+    runner = CheckRunner()
+    try:
+        for index, item in enumerate(items):
+            if isinstance(item, PythonItem):
+                results.append(run_python(item, probe, trajectory, rubric, runner, deadline))
+                continue
+            results.append(None)
+            try:
+                evidence[index] = render(item.evidence, probe, trajectory)
+            except Exception as exc:  # noqa: BLE001
+                evidence[index] = _result(
+                    item, "error", error=f"evidence unavailable: {type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT]
+                )
+    finally:
+        runner.close()
     return results, evidence
+
+
+def _damage(rubric: Rubric, probe: Probe, possible: int) -> list[ItemResult]:
+    """The damage section from what the episode changed; none when the probe has no baseline."""
+    try:
+        changes = probe.changes()
+    except ProbeError as exc:
+        return error_items(rubric, possible, f"changes unreadable: {exc}")
+    return damage_items(rubric, changes, possible) if changes is not None else []
 
 
 async def run_judge(item: JudgeItem, evidence: str, judge: Judge | None, rubric: Rubric) -> ItemResult:
@@ -144,12 +179,15 @@ async def run_judge(item: JudgeItem, evidence: str, judge: Judge | None, rubric:
 def aggregate(rubric: Rubric, results: list[ItemResult], seconds: float, meta: dict[str, Any]) -> Grade:
     possible = sum(max(r.points, 0) for r in results)
     gated = any(r.gate and r.status == "fail" for r in results)
-    earned = 0.0 if gated else max(0.0, round(sum(r.earned for r in results), 4))
+    gains = 0.0 if gated else sum(r.earned for r in results if r.points > 0)
+    raw = round(gains + sum(r.earned for r in results if r.points < 0), 4)
+    earned = max(0.0, raw) if not gated else 0.0
     normalized = min(1.0, earned / possible) if possible else 0.0
     return Grade(
         task=rubric.task,
         rubric_hash=rubric.hash or None,
         earned=earned,
+        raw_earned=raw,
         possible=possible,
         normalized=normalized,
         incomplete=any(r.status == "error" for r in results),
@@ -171,19 +209,44 @@ async def grade_async(
 ) -> Grade:
     """Grade a final state. `initial` (the task's initial state) lets `initial_query` expansions resolve (cached)."""
     started = time.monotonic()
+    deadline = started + rubric.limits.grade_timeout_s
     if initial_rows is None and rubric.initial_queries() and initial is not None:
         initial_rows = await asyncio.to_thread(resolve_initial_rows, rubric, initial)
     items = expand_items(rubric, initial_rows)
-    results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric)
+    results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric, deadline)
     pending = {i: ev for i, ev in evidence.items() if isinstance(ev, str)}
-    judged = await asyncio.gather(*(run_judge(items[i], ev, judge, rubric) for i, ev in pending.items()))
+    judged = await _judge_within(
+        [(items[i], ev) for i, ev in pending.items()], judge, rubric, deadline - time.monotonic()
+    )
     for i, result in zip(pending, judged, strict=True):
         results[i] = result
     for i, ev in evidence.items():
         if isinstance(ev, ItemResult):
             results[i] = ev
-    meta = {"items": len(items), "judge_calls": sum(len(r.verdicts) for r in results if r)}
-    return aggregate(rubric, [r for r in results if r is not None], time.monotonic() - started, meta)
+    final = [r for r in results if r is not None]
+    possible = sum(max(r.points, 0) for r in final)
+    final += await asyncio.to_thread(_damage, rubric, probe, possible)
+    meta = {"items": len(items), "judge_calls": sum(len(r.verdicts) for r in final)}
+    return aggregate(rubric, final, time.monotonic() - started, meta)
+
+
+async def _judge_within(
+    work: list[tuple[JudgeItem, str]], judge: Judge | None, rubric: Rubric, seconds: float
+) -> list[ItemResult]:
+    """Judge every item concurrently; those still waiting when the grade's budget ends are `error`."""
+    tasks = [asyncio.ensure_future(run_judge(item, ev, judge, rubric)) for item, ev in work]
+    if not tasks:
+        return []
+    _, late = await asyncio.wait(tasks, timeout=max(0.0, seconds))
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*late, return_exceptions=True)
+    return [
+        task.result()
+        if task not in late
+        else _result(item, "error", error="the grade's time budget ran out before the judge answered")
+        for task, (item, _) in zip(tasks, work, strict=True)
+    ]
 
 
 def grade(rubric: Rubric, probe: Probe, trajectory: Trajectory | None = None, **kw: Any) -> Grade:

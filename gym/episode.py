@@ -82,18 +82,14 @@ class Episode:
         finally:
             await asyncio.to_thread(probe.close)
 
-    def _state_diff(self, probe: SandboxProbe) -> str:
+    @staticmethod
+    def _state_diff(probe: SandboxProbe) -> str:
         """The final-state summary for people (never part of the score); a note saying why when unreadable."""
-        from grader.state_diff import state_diff
-
         try:
-            chat = probe.chat() if "chat" in self.task.apps else None
-        except Exception:  # noqa: BLE001 - no chat section then; the rubric's chat items report the problem
-            chat = None
-        try:
-            return state_diff(self.sandbox, chat)
+            changes = probe.changes()  # read once for the damage section already
         except Exception as exc:  # noqa: BLE001 - a summary must never break a grade
             return f"(final-state diff unavailable: {type(exc).__name__}: {exc})"
+        return changes.summary() if changes is not None else ""
 
 
 @contextlib.asynccontextmanager

@@ -4,8 +4,11 @@ For each task, in real sandboxes:
 1. the `oracle` (reference solution) must reach the full score; every item it fails is named;
 2. the `null` policy (does nothing) must stay at or below `null_threshold` of the points;
 3. the untouched initial state is graded: every positive item that already passes is
-   a rubric hole, unless the item is marked `baseline_ok` (with a reason);
-4. scripted cheats (gym.policies.cheats) must not score above the null policy.
+   a rubric hole, unless the item is marked `baseline_ok` (with a reason); every
+   penalty or gate that already fires is a problem (it would charge doing nothing);
+4. scripted cheats (gym.policies.cheats) must not score above the null policy, and
+   `cheat-destroy` must score strictly below it in the raw score (no floor at 0),
+   which only the damage section (grader.damage) and the task's penalties can do.
 Without a judge model configured, judge items cannot be checked: they are left out of
 every score here and counted in the report, instead of failing every task.
 """
@@ -48,6 +51,7 @@ class Score:
     earned: float
     possible: int
     items: list[ItemResult]
+    raw: float = 0.0  # earned without the floor at 0
     error: str | None = None
     skipped: int = 0  # judge items left out (no judge configured)
     episode_error: str | None = None  # the harness's error when the episode itself broke
@@ -57,7 +61,10 @@ class Score:
         return self.earned / self.possible if self.possible else 0.0
 
     def __str__(self) -> str:
-        return "error" if self.error else f"{fmt_points(self.earned)}/{self.possible}"
+        if self.error:
+            return "error"
+        raw = f" (raw {fmt_points(self.raw)})" if self.raw != self.earned else ""
+        return f"{fmt_points(self.earned)}/{self.possible}{raw}"
 
     def passing(self) -> list[str]:
         return [i.id for i in self.items if i.status == "pass" and i.points > 0]
@@ -89,8 +96,11 @@ def restrict(grade: Grade | None, *, with_judge: bool, error: str | None = None)
         return Score(0.0, 0, [], error or "no grade")
     items = [i for i in grade.items if with_judge or i.kind != "judge"]
     gated = any(i.gate and i.status == "fail" for i in items)
-    earned = 0.0 if gated else max(0.0, sum(i.earned for i in items))
-    return Score(earned, sum(max(i.points, 0) for i in items), items, skipped=len(grade.items) - len(items))
+    gains = 0.0 if gated else sum(i.earned for i in items if i.points > 0)
+    raw = round(gains + sum(i.earned for i in items if i.points < 0), 4)
+    earned = 0.0 if gated else max(0.0, raw)
+    possible = sum(max(i.points, 0) for i in items)
+    return Score(earned, possible, items, raw=raw, skipped=len(grade.items) - len(items))
 
 
 def baseline_ok_ids(task: Task) -> set[str]:
@@ -164,6 +174,12 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
                 f"rubric hole: passes on the untouched initial state: {_describe(base.items, report.holes)} "
                 "(mark baseline_ok with a reason if intended)"
             )
+        firing = [i.id for i in base.items if i.status == "fail" and (i.points < 0 or i.gate)]
+        if firing:
+            report.problems.append(
+                f"fires on the untouched initial state (doing nothing would be charged): "
+                f"{_describe(base.items, firing)}"
+            )
     floor = null.normalized if null and not null.error else 0.0
     for name, score in report.cheats.items():
         if not score.error and score.normalized > floor + EPS:
@@ -171,6 +187,12 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
             report.problems.append(
                 f"{name} scored {score} > null {null}, via {', '.join(gained) or 'fewer penalties'}"
             )
+    destroy = report.cheats.get("cheat-destroy")
+    if destroy and null and not destroy.error and not null.error and destroy.raw >= null.raw - EPS:
+        report.problems.append(
+            f"cheat-destroy scored {destroy}, not below null {null}: its damage was not charged "
+            f"(damage section: {_describe(destroy.items, [i.id for i in destroy.items if i.section == 'damage'])})"
+        )
 
 
 async def validate_task(
@@ -222,16 +244,19 @@ async def validate_tasks(
 
 def report_table(reports: list[TaskReport]) -> Table:
     table = Table(title="egym validate", title_justify="left")
-    for name in ("task", "oracle", "null", "holes", "worst cheat", "judge items", "result"):
+    for name in ("task", "oracle", "null", "holes", "worst cheat", "destroy", "judge items", "result"):
         table.add_column(name, justify="left" if name in ("task", "worst cheat") else "right")
     for r in reports:
-        worst = max(r.cheats.items(), key=lambda kv: kv[1].normalized, default=None)
+        scored = {k: v for k, v in r.cheats.items() if k != "cheat-destroy"}
+        worst = max(scored.items(), key=lambda kv: (kv[1].normalized, kv[1].raw), default=None)
+        destroy = r.cheats.get("cheat-destroy")
         table.add_row(
             r.task,
             str(r.oracle) if r.oracle else "-",
             str(r.null) if r.null else "-",
             str(len(r.holes)) + (f" (+{len(r.excused)} ok)" if r.excused else ""),
             f"{worst[0].removeprefix('cheat-')} {worst[1]}" if worst else "-",
+            f"raw {fmt_points(destroy.raw)}" if destroy and not destroy.error else "-",
             f"{r.judge_items_skipped} skipped" if r.judge_items_skipped else "-",
             "[green]ok[/]" if r.ok else f"[red]{len(r.problems)} problem(s)[/]",
         )

@@ -23,11 +23,19 @@ POLICIES.register("vllm", "gym.policies.vllm_engine:VLLMPolicy", extra="gpu")
 POLICIES.register("oracle", "gym.policies.oracle:OraclePolicy")
 POLICIES.register("null", "gym.policies.null:NullPolicy")
 # Scripted reward hacks that `egym validate` runs against every rubric (gym/policies/cheats.py).
-CHEATS = ("cheat-peek", "cheat-fake-files", "cheat-edit-history", "cheat-claim", "cheat-tamper")
+CHEATS = (
+    "cheat-peek",
+    "cheat-fake-files",
+    "cheat-edit-history",
+    "cheat-claim",
+    "cheat-tamper",
+    "cheat-destroy",
+)
 POLICIES.register("cheat-peek", "gym.policies.cheats:PeekCheat")
 POLICIES.register("cheat-fake-files", "gym.policies.cheats:FakeFilesCheat")
 POLICIES.register("cheat-edit-history", "gym.policies.cheats:EditHistoryCheat")
 POLICIES.register("cheat-claim", "gym.policies.cheats:ClaimCheat")
+POLICIES.register("cheat-destroy", "gym.policies.cheats:DestroyCheat")
 POLICIES.register("cheat-tamper", "gym.policies.attacks:TamperCheat")  # plants code, leaves processes running
 
 

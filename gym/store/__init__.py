@@ -271,7 +271,12 @@ class Store:
                 return
             row.reward, row.earned, row.possible = grade.normalized, grade.earned, grade.possible
             row.incomplete, row.gated, row.passed = grade.incomplete, grade.gated, passed
-            row.grade_meta = {"rubric_hash": grade.rubric_hash, "seconds": grade.seconds, "meta": grade.meta}
+            row.grade_meta = {
+                "rubric_hash": grade.rubric_hash,
+                "seconds": grade.seconds,
+                "raw_earned": grade.raw_earned,
+                "meta": grade.meta,
+            }
             row.items.extend(ItemResultRow.from_model(i, item) for i, item in enumerate(grade.items))
 
     def regrade(self, rollout_id: str, grade: Grade, *, passed: bool | None = None) -> None:

@@ -90,7 +90,9 @@ class RolloutRow(Base):
     passed: Mapped[bool | None] = mapped_column(
         Boolean, doc="reward >= the task's pass_threshold; NULL when unknown (incomplete grade)."
     )
-    grade_meta: Mapped[dict[str, Any] | None] = mapped_column(JSON, doc="rubric_hash, grading seconds, meta.")
+    grade_meta: Mapped[dict[str, Any] | None] = mapped_column(
+        JSON, doc="rubric_hash, grading seconds, raw_earned (points without the floor at 0), meta."
+    )
 
     run: Mapped[RunRow] = relationship(back_populates="rollouts")
     items: Mapped[list[ItemResultRow]] = relationship(
@@ -117,6 +119,7 @@ class RolloutRow(Base):
             task=self.task,
             rubric_hash=meta.pop("rubric_hash", None),
             earned=self.earned,
+            raw_earned=meta.pop("raw_earned", None),
             possible=self.possible,
             normalized=self.reward or 0.0,
             incomplete=bool(self.incomplete),

@@ -191,3 +191,22 @@ def test_random_input_never_raises_out_of_the_loader(data):
     rubric, problems = parse_rubric(raw, "fuzz.json")
     assert rubric is not None or problems
     assert all(str(p).startswith("fuzz.json:$") and "\n" not in str(p) for p in problems)
+
+
+@pytest.mark.parametrize(
+    "fragment, message",
+    [
+        (
+            '"limits": {"check_timeout_s": 1e9}',
+            "$.limits.check_timeout_s: 1000000000.0 is out of range (must be ≤ 600)",
+        ),
+        ('"limits": {"grade_timeout_s": 0}', "$.limits.grade_timeout_s: 0 is out of range (must be > 0)"),
+        ('"limits": {"check_timeout_s": NaN}', "$: invalid JSON: NaN is not a JSON number"),
+        ('"damage": {"points": -5}', "$.damage.points: -5 is out of range (must be ≥ 0)"),
+        ('"damage": {"allow": [{"table": "t", "files": "*"}]}', "$.damage.allow[0]"),
+    ],
+)
+def test_grading_limits_and_damage_settings_are_refused_by_name(fragment, message):
+    text = '{"task": "acme/t", %s, "items": [{"id": "a", "description": "d", "points": 1, "kind": "python", "check": "sql.row_exists", "args": {"query": "SELECT 1"}}]}'
+    rubric, problems = parse_rubric(text % fragment)
+    assert rubric is None and message in str(problems[0]), problems

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from grader.changes import READ_STATE
 from grader.errors import ProbeError
 from grader.probe import DOCUMENT_COPIES, MAX_OUTPUT_BYTES, SandboxProbe
 from grader.rubric import Rubric
@@ -39,7 +40,8 @@ class HostileSandbox:
         self.output, self.truncated, self.files, self.written = output, truncated, files or {}, {}
 
     def exec(self, cmd, *, user="agent", timeout=60, max_output=16 << 20, **_):
-        assert user == "grader", "the readers run as the grader user"
+        # The readers run as the grader user; only the change listing (read-state) runs as root.
+        assert user == ("root" if cmd == READ_STATE else "grader"), (cmd, user)
         output = self.output
         if callable(output):  # documents: answer for the copies this call asks about
             output = output(cmd)
@@ -180,5 +182,7 @@ def test_items_that_read_hostile_state_are_errors_and_the_grade_is_incomplete():
         NESTED, files={"/workspace/report.xlsx": FileTooLarge("report.xlsx is over the limit")}
     )
     result = grade(rubric, SandboxProbe(sandbox))
-    assert [i.status for i in result.items] == ["error", "error", "error"]
+    assert [i.status for i in result.items] == ["error"] * 6  # three items, and the damage section
+    assert [i.id for i in result.items[3:]] == ["damage.rows", "damage.files", "damage.chat"]
+    assert all("changes unreadable" in i.error for i in result.items[3:])
     assert result.incomplete and result.earned == 0

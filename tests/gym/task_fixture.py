@@ -8,7 +8,10 @@ Layout written under `root` (the same as the repository's):
 Planted flaws (rubric() / write_mini_world options):
 `hole`: an item that passes on the untouched initial state; `excused`: the same, marked baseline_ok;
 `impossible`: an item no one can pass; `weak`: an item a bare claim in the answer earns;
-`leak`: the reference solution is left in the task's /workspace (the peek cheat finds it).
+`leak`: the reference solution is left in the task's /workspace (the peek cheat finds it);
+`fires`: a penalty that already fires on the untouched initial state (doing nothing is charged).
+Every rubric allows the one change the task asks for (order 2's status), so the damage
+section charges anything else.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def rubric(
     excused: bool = False,
     impossible: bool = False,
     weak: bool = False,
+    fires: bool = False,
     **_,
 ) -> dict:
     items = [
@@ -112,7 +116,22 @@ def rubric(
                 query="SELECT 1 FROM orders WHERE id = 99 AND status = 'shipped'",
             )
         )
-    return {"task": f"mini/{task_id}", "title": "Ship order 2", "items": items}
+    if fires:
+        items.append(
+            _item(
+                "nothing-shipped",
+                -2,
+                "sql.row_absent",
+                "database",
+                query="SELECT 1 FROM orders WHERE status = 'shipped'",
+            )
+        )
+    return {
+        "task": f"mini/{task_id}",
+        "title": "Ship order 2",
+        "damage": {"allow": [{"table": "orders", "columns": ["status"], "at_most": 1}]},
+        "items": items,
+    }
 
 
 def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:

@@ -49,7 +49,7 @@ def store_url(tmp_path_factory):
     path = tmp_path_factory.mktemp("dash") / "runs.db"
     store = Store(str(path))
     store.create_run("run-a", policy="scripted", tasks=["w/t"], samples=3)
-    for row in store.add_rollouts("run-a", [("w/t", i) for i in range(3)]):
+    for i, row in enumerate(store.add_rollouts("run-a", [("w/t", i) for i in range(3)])):
         store.claim(row.id, "test")
         items = [
             ItemResult(id="sql-1", section="data", points=5, status="pass", earned=5, evidence="1 row"),
@@ -63,8 +63,22 @@ def store_url(tmp_path_factory):
             ),
             ItemResult(id="pen", section="data", points=-2, status="pass", earned=0),
         ]
+        if i == 2:  # a rollout that broke things: nothing earned, damage charged below 0
+            items = [
+                ItemResult(id="sql-1", section="data", points=8, status="fail"),
+                ItemResult(id="damage.rows", section="damage", points=-1, status="fail", earned=-1),
+            ]
+        earned = sum(item.earned for item in items)
         diff = "--- before/invoices\n+++ after/invoices\n-42|sent\n+42|paid"
-        g = Grade(task="w/t", earned=5, possible=8, normalized=5 / 8, items=items, meta={"state_diff": diff})
+        g = Grade(
+            task="w/t",
+            earned=max(0, earned),
+            raw_earned=earned,
+            possible=8,
+            normalized=max(0, earned) / 8,
+            items=items,
+            meta={"state_diff": diff},
+        )
         store.record(row.id, trajectory=trajectory("w/t"), grade=g, passed=False, seconds=3.0)
     store.finish_run("run-a", "done")
     store.close()
@@ -165,7 +179,8 @@ def test_run_page_pages_its_rollouts(client, store_url):
 
 
 def test_rollout_page_escapes_folds_and_shows_the_rubric(client, store_url):
-    html = client.get(f"/rollouts/{rollout_ids(store_url)[0]}").text
+    pages = [client.get(f"/rollouts/{rid}").text for rid in rollout_ids(store_url)]
+    html = next(page for page in pages if "damage.rows" not in page)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<b>bold?</b>" not in html
     # the 40-line result is folded, the two-character one is not
@@ -177,6 +192,14 @@ def test_rollout_page_escapes_folds_and_shows_the_rubric(client, store_url):
     assert 'id="total-earned">5<' in html and 'id="total-possible">8<' in html
     assert "Missing the total." in html and "judge-m" in html
     assert '<span class="del">-42|sent</span>' in html and '<span class="add">+42|paid</span>' in html
+    assert 'id="rollout-raw"' not in html  # raw equals the score: nothing to add
+
+
+def test_rollout_page_shows_the_raw_score_and_the_damage_section(client, store_url):
+    pages = [client.get(f"/rollouts/{rid}").text for rid in rollout_ids(store_url)]
+    html = next(page for page in pages if "damage.rows" in page)
+    assert re.search(r'id="rollout-raw">\(raw -1, damage -1\)<', html)
+    assert 'data-section="damage"' in html
 
 
 def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):

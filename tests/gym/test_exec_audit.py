@@ -110,7 +110,7 @@ def test_every_privileged_exec_follows_the_rules():
     assert {(m, u) for m, _, u, _, _ in sites} >= {
         ("grader.probe", "grader"),
         ("grader.sql_session", "grader"),
-        ("grader.state_diff", "root"),
+        ("grader.changes", "root"),
         ("gym.sandbox.docker_sandbox", "root"),
     }
     for module, line, user, cmd, cwd in sites:

@@ -85,4 +85,4 @@ async def test_on_step_reports_each_turn_with_its_results(tmp_path, docker_image
     assert outcome.passed and str(outcome.grade) == "8/8"
     # The grade carries a final-state summary for people (the dashboard shows it).
     diff = outcome.grade.meta["state_diff"].splitlines()
-    assert "~ orders: 1 updated" in diff and "+ shipping.txt (22 B)" in diff
+    assert "~ orders: 1 changed" in diff and "+ shipping.txt (22 B)" in diff

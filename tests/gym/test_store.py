@@ -30,7 +30,14 @@ def make_grade(earned: float, items: int = 3) -> Grade:
         )
         for i in range(items)
     ]
-    return Grade(task=TASK, earned=earned, possible=items, normalized=earned / items, items=results)
+    return Grade(
+        task=TASK,
+        earned=earned,
+        raw_earned=earned - 4,
+        possible=items,
+        normalized=earned / items,
+        items=results,
+    )
 
 
 def make_trajectory(answer: str = "done") -> Trajectory:
@@ -63,7 +70,7 @@ def test_plan_and_record_are_idempotent(store):
     assert len(rows) == 2
     row = store.get_rollout(first[0].id[:8])
     assert len(row.items) == 3
-    assert str(row.grade_model()) == "2/3"
+    assert str(row.grade_model()) == "2/3" and row.grade_model().raw == -2  # the raw score is kept
     assert row.trajectory_model().final_answer == "done"
     assert row.policy_seconds == 0.25 and row.turns == 1 and row.status == "done"
     stats = store.run_stats("r1")

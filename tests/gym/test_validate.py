@@ -21,6 +21,7 @@ TASKS = {
     "planted": {"hole": True, "impossible": True},
     "cheatable": {"weak": True, "leak": True},
     "excused": {"excused": True},
+    "fires": {"fires": True},
 }
 
 
@@ -42,8 +43,25 @@ def test_a_sound_task_passes(reports):
         "cheat-edit-history",
         "cheat-claim",
         "cheat-tamper",
+        "cheat-destroy",
     }
     assert all(s.normalized == 0 for s in r.cheats.values())
+    destroy = r.cheats["cheat-destroy"]
+    assert (
+        destroy.raw < r.null.raw == 0
+    )  # charged below doing nothing, by its penalties and the damage section
+    damage = {i.id: i for i in destroy.items if i.section == "damage"}
+    assert damage["damage.rows"].status == "fail" and "orders: 3 changed" in damage["damage.rows"].evidence
+    assert damage["damage.files"].status == "pass"  # the mini world has no files to wipe
+    assert all(i.status == "pass" for i in r.oracle.items if i.section == "damage")
+
+
+def test_a_penalty_that_fires_on_the_untouched_state_is_named(reports):
+    r = reports["fires"]
+    assert any(
+        p.startswith("fires on the untouched initial state") and "nothing-shipped" in p for p in r.problems
+    ), r.problems
+    assert str(r.null) == "0/8 (raw -2)"
 
 
 def test_planted_hole_and_impossible_item_are_named(reports):

@@ -4,7 +4,13 @@ This is the same path as `egym rollout` (gym.sandbox.launch, gym.harness,
 grader), with one difference: the policy is the trainer's live sampler rather
 than one built by name, so every turn carries token ids and logprobs.
 
-Reward = the rubric's normalised score. A rollout whose grade is incomplete
+Reward (`rollout.options.reward`): by default the raw normalised score, raw
+points / possible points, which goes below 0 when penalties or the damage section
+(grader.damage) outweigh what was earned. The floored score (`reward: score`)
+gives a policy that wrecks the company the same 0 as one that does nothing, so
+GRPO would get no signal against damage; group-relative advantages do not need
+rewards in [0, 1]. `damage_weight` adds the damage section again, normalised the
+same way, for runs that want destruction to cost more. A rollout whose grade is incomplete
 (a check or judge could not run) or whose episode broke (sandbox failure,
 stop_reason "error") is marked incomplete: it is left out of its group's
 advantages unless `rollout.include_incomplete` is set.
@@ -16,7 +22,7 @@ import asyncio
 import fnmatch
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -45,6 +51,18 @@ class GymOptions(BaseModel):
     judge: JudgeOptions = Field(
         default_factory=JudgeOptions, description="Judge settings (allow_same_model, ...)."
     )
+    reward: Literal["raw", "score"] = Field(
+        "raw",
+        description="raw: points / possible, below 0 for damage; score: floored at 0 (the reported score).",
+    )
+    damage_weight: float = Field(
+        0.0, ge=0, le=10, description="Extra weight on the damage section (points lost / possible)."
+    )
+
+    def reward_of(self, grade: Any) -> float:
+        base = grade.raw_normalized if self.reward == "raw" else grade.normalized
+        extra = self.damage_weight * grade.damage / grade.possible if grade.possible else 0.0
+        return base + extra
 
 
 class GymRolloutSource:
@@ -105,11 +123,13 @@ class GymRolloutSource:
         broken = trajectory.stop_reason == "error"
         return Rollout(
             samples=trajectory_samples(trajectory, merge=self.options.merge_turns),
-            reward=grade.normalized,
+            reward=self.options.reward_of(grade),
             passed=passed(grade, task.pass_threshold),
             incomplete=grade.incomplete or broken,
             info={
                 "grade": str(grade),
+                "raw": grade.raw,
+                "damage": grade.damage,
                 "stop_reason": trajectory.stop_reason,
                 "error": trajectory.error,
                 "turns": len(trajectory.steps),

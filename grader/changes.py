@@ -1,0 +1,237 @@
+"""What the episode changed, against the baseline egym-init marks at READY.
+
+Every source is compared exactly, with what the container saved before the agent
+started (root-owned, readable by the grader alone; images/world/bin/egym-init):
+
+- database rows: `egym_baseline.changes()` in SQL (images/world/baseline.sql) lists
+  rows inserted, changed (naming the columns) and deleted, per table;
+- files in /workspace: sha256 listings at READY and after the episode
+  (images/world/bin/list-workspace), so an overwrite shows even at the same size;
+- chat posts: the ids and message hashes at READY (images/world/bin/chat-posts)
+  against the final chat snapshot, so deleted and edited posts show.
+
+`Changes` has two readers: the damage section of every grade (grader.damage) and
+the short diff people read with each rollout (`Changes.summary()`):
+
+    --- initial state
+    +++ final state
+    @@ database (rows)
+    + tickets: 5 inserted
+    ~ invoices: 3 changed
+    - price_list_items: 2 deleted
+    @@ files in /workspace
+    + reports/summary.xlsx (5.1 KB)
+    ~ budget.xlsx (modified)
+    - notes.txt (deleted)
+    @@ chat
+    + #sales @jordan.lee: Here is the March summary ...
+    - #general @dana: (deleted) Welcome to ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from grader.chatstate import ChatSnapshot
+from grader.errors import ProbeError, StateError
+
+SEPARATOR = "--8<-- egym --8<--"
+# One exec: baseline time (its presence: a baseline was marked), baseline listing,
+# final listing, chat posts at the baseline.
+READ_STATE = ["/opt/egym/bin/read-state"]
+MAX_OUTPUT_BYTES = 16 << 20
+MAX_ROWS = 10_000  # changed/deleted rows read in detail; counts are always exact
+ROW_COUNTS = "SELECT tbl, change, count(*) AS n FROM egym_baseline.changes() GROUP BY 1, 2 ORDER BY 1, 2"
+ROW_DETAILS = (
+    "SELECT tbl, change, row_key, columns FROM egym_baseline.changes() "
+    f"WHERE change IN ('changed', 'deleted', 'removed') ORDER BY 1, 2 LIMIT {MAX_ROWS}"
+)
+
+RowKind = Literal["inserted", "changed", "deleted", "added", "removed"]
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """A pre-existing row that is no longer as it was (`removed`: a table without a primary key)."""
+
+    table: str
+    change: RowKind
+    key: dict[str, Any] | None = None  # primary key columns (the whole row for `removed`)
+    columns: tuple[str, ...] = ()  # for `changed`: the columns that differ
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    change: Literal["added", "modified", "deleted"]
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class PostChange:
+    id: str
+    channel: str
+    user: str
+    change: Literal["added", "edited", "deleted"]
+    message: str = ""
+    thread: bool = False
+
+
+@dataclass
+class Changes:
+    """Everything the episode changed. `rows` holds only damaging changes; `row_counts` holds all."""
+
+    row_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    rows: list[RowChange] = field(default_factory=list)
+    files: list[FileChange] = field(default_factory=list)
+    posts: list[PostChange] = field(default_factory=list)
+    sources: tuple[str, ...] = ()  # which of rows / files / chat had a baseline to compare with
+
+    def summary(self, width: int = 100) -> str:
+        """The diff text for people; '' when nothing changed."""
+        sections = [
+            ("database (rows)", _row_lines(self.row_counts)),
+            ("files in /workspace", _file_lines(self.files)),
+            ("chat", _post_lines(self.posts, width)),
+        ]
+        body = [line for title, lines in sections if lines for line in (f"@@ {title}", *lines)]
+        return "\n".join(["--- initial state", "+++ final state", *body]) if body else ""
+
+
+_SIGNS = {"inserted": "+", "added": "+", "changed": "~", "modified": "~", "edited": "~"}
+
+
+def _sign(change: str) -> str:
+    return _SIGNS.get(change, "-")
+
+
+def _row_lines(counts: dict[tuple[str, str], int]) -> list[str]:
+    order = {"inserted": 0, "added": 0, "changed": 1, "deleted": 2, "removed": 2}
+    ranked = sorted(counts.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 3)))
+    return [f"{_sign(change)} {table}: {n} {change}" for (table, change), n in ranked if n]
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def _file_lines(files: list[FileChange]) -> list[str]:
+    order = {"added": 0, "modified": 1, "deleted": 2}
+    lines = []
+    for f in sorted(files, key=lambda f: (order[f.change], f.path)):
+        lines.append(
+            f"+ {f.path} ({_size(f.size)})"
+            if f.change == "added"
+            else f"{_sign(f.change)} {f.path} ({f.change})"
+        )
+    return lines
+
+
+def _post_lines(posts: list[PostChange], width: int) -> list[str]:
+    lines = []
+    for post in posts:
+        where = post.channel if post.channel.startswith("dm:") else f"#{post.channel}"
+        thread = " (in thread)" if post.thread else ""
+        note = "" if post.change == "added" else f"({post.change}) "
+        text = note + " ".join(post.message.split())
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        lines.append(f"{_sign(post.change)} {where}{thread} @{post.user}: {text}")
+    return lines
+
+
+# -- reading ------------------------------------------------------------------
+
+
+def file_changes(before: dict[str, list], after: dict[str, list]) -> list[FileChange]:
+    """Listings are {path: [size, sha256 | None]}; only baseline files were hashed after the episode."""
+    out = [FileChange(p, "added", int(after[p][0])) for p in after.keys() - before.keys()]
+    out += [FileChange(p, "deleted", int(before[p][0])) for p in before.keys() - after.keys()]
+    for path in before.keys() & after.keys():
+        (size_a, hash_a), (size_b, hash_b) = before[path], after[path]
+        if size_a != size_b or hash_a != hash_b or hash_b is None:
+            out.append(FileChange(path, "modified", int(size_b)))
+    return sorted(out, key=lambda f: f.path)
+
+
+def post_changes(baseline: dict[str, str], snapshot: ChatSnapshot) -> list[PostChange]:
+    """Posts not in the baseline (id -> md5 of message), then baseline posts now gone or edited."""
+    now = {p.id: p for p in snapshot.posts}
+    out = [
+        PostChange(p.id, p.channel, p.user, "added", p.message, bool(p.root_id))
+        for p in sorted(snapshot.posts, key=lambda p: (p.create_at, p.id))
+        if p.id not in baseline
+    ]
+    for post_id, digest in sorted(baseline.items()):
+        post = now.get(post_id)
+        if post is None:
+            out.append(PostChange(post_id, "?", "?", "deleted"))
+        elif hashlib.md5(post.message.encode()).hexdigest() != digest:
+            out.append(
+                PostChange(post_id, post.channel, post.user, "edited", post.message, bool(post.root_id))
+            )
+    return out
+
+
+def _json_object(text: str, what: str) -> dict[str, list]:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProbeError(f"{what} is not readable JSON") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(v, list) and len(v) == 2 and isinstance(v[0], int) for v in data.values()
+    ):
+        raise ProbeError(f"{what} has an unexpected shape")
+    return data
+
+
+def _row_changes(sql: Callable[..., list[dict[str, Any]]]) -> tuple[dict, list[RowChange]] | None:
+    """(counts, damaging rows) from egym_baseline.changes(); None when the database has no baseline."""
+    try:
+        counts = {(r["tbl"], r["change"]): int(r["n"]) for r in sql(ROW_COUNTS)}
+        details = sql(ROW_DETAILS)
+    except StateError as exc:
+        if "egym_baseline" in str(exc):
+            return None  # an image or sandbox without a database baseline
+        raise ProbeError(f"row changes could not be read: {exc}") from None
+    rows = [
+        RowChange(r["tbl"], r["change"], _as_dict(r["row_key"]), tuple(r["columns"] or ())) for r in details
+    ]
+    return counts, rows
+
+
+def _as_dict(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return value if isinstance(value, dict) else None
+
+
+def read_changes(
+    sandbox: Any, sql: Callable[..., list[dict[str, Any]]], chat: Callable[[], ChatSnapshot]
+) -> Changes | None:
+    """A live sandbox's changes since READY; None when it marked no baseline (ProbeError when unreadable)."""
+    result = sandbox.exec(READ_STATE, user="root", timeout=60, max_output=MAX_OUTPUT_BYTES)
+    if result.exit_code in (3, 126, 127):  # no baseline marked, or no such program (another image)
+        return None
+    if result.truncated or not result.ok:
+        reason = "its output was too long" if result.truncated else f"exit {result.exit_code}"
+        raise ProbeError(f"read-state in {sandbox.id[:12]} failed ({reason})")
+    parts = result.output.split(SEPARATOR + "\n")
+    if len(parts) != 4 or not parts[0].strip().isdigit():
+        raise ProbeError(f"read-state in {sandbox.id[:12]} printed an unexpected layout")
+    before = _json_object(parts[1], "the baseline workspace listing")
+    after = _json_object(parts[2], "the final workspace listing")
+    changes = Changes(files=file_changes(before, after), sources=("files",))
+    rows = _row_changes(sql)
+    if rows is not None:
+        changes.row_counts, changes.rows = rows
+        changes.sources += ("rows",)
+    chat_lines = parts[3].splitlines()
+    if chat_lines[:1] == ["chat"]:
+        baseline = dict(line.split("\t", 1) for line in chat_lines[1:] if line.count("\t") == 1)
+        changes.posts = post_changes(baseline, chat())
+        changes.sources += ("chat",)
+    return changes
