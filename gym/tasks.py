@@ -23,7 +23,7 @@ Band = Literal["too-easy", "target", "hard", "too-hard"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class Overlay(_Strict):
@@ -67,10 +67,22 @@ class World(_Strict):
     path: Path = Field(Path("."), exclude=True, description="Folder holding world.yaml (set by the loader).")
 
 
+# Bounds a person would accept; anything outside is a typo (1e29 turns, 1e-6 seconds).
+MAX_TURNS = 1000
+TIME_LIMIT_S = (1, 86_400)
+TOOL_TIMEOUT_S = (0.1, 3600)
+
+
 class Limits(_Strict):
-    max_turns: int = Field(30, ge=1, description="Assistant turns before the episode is truncated.")
-    time_limit_s: float = Field(600, gt=0, description="Wall-clock seconds before the episode is truncated.")
-    tool_timeout_s: float = Field(60, gt=0, description="Per tool call timeout.")
+    max_turns: int = Field(
+        30, ge=1, le=MAX_TURNS, description="Assistant turns before the episode is truncated."
+    )
+    time_limit_s: float = Field(
+        600, ge=TIME_LIMIT_S[0], le=TIME_LIMIT_S[1], description="Wall-clock seconds before truncation."
+    )
+    tool_timeout_s: float = Field(
+        60, ge=TOOL_TIMEOUT_S[0], le=TOOL_TIMEOUT_S[1], description="Per tool call timeout."
+    )
 
 
 class BandEvidence(_Strict):

@@ -8,11 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import ConfigError
 from core.validation import describe_validation_error
-from gym.tasks import Limits, Task
+from gym.tasks import MAX_TURNS, TIME_LIMIT_S, TOOL_TIMEOUT_S, Limits, Task
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class FaultConfig(_Strict):
@@ -27,27 +27,40 @@ class ContextConfig(_Strict):
     """When and how the transcript is compacted to fit the model's window."""
 
     window: int | None = Field(
-        None, description="Model context window in tokens (default: the policy's, if any)."
+        None,
+        ge=256,
+        le=10_000_000,
+        description="Model context window in tokens (default: the policy's, if any).",
     )
-    reserve_tokens: int = Field(1024, ge=0, description="Tokens kept free for the model's reply.")
-    keep_recent_turns: int = Field(4, ge=1, description="Latest assistant turns kept verbatim when possible.")
+    reserve_tokens: int = Field(
+        1024, ge=0, le=1_000_000, description="Tokens kept free for the model's reply."
+    )
+    keep_recent_turns: int = Field(
+        4, ge=1, le=MAX_TURNS, description="Latest assistant turns kept verbatim when possible."
+    )
     summarizer: Literal["auto", "policy", "truncate"] = Field(
         "auto",
         description="'policy': the policy writes the summary; 'truncate': deterministic; "
         "'auto': the policy when it can summarise, else truncate.",
     )
     trimmed_output_chars: int = Field(
-        300, ge=0, description="Characters kept of an older tool output when trimmed."
+        300, ge=0, le=1_000_000, description="Characters kept of an older tool output when trimmed."
     )
 
 
 class HarnessConfig(_Strict):
     """How one episode is run. Limits default to the task's own."""
 
-    max_turns: int | None = Field(None, ge=1, description="Override task.limits.max_turns.")
-    time_limit_s: float | None = Field(None, gt=0, description="Override task.limits.time_limit_s.")
-    tool_timeout_s: float | None = Field(None, gt=0, description="Override task.limits.tool_timeout_s.")
-    output_cap_chars: int = Field(30_000, ge=1000, description="Longest tool output shown to the model.")
+    max_turns: int | None = Field(None, ge=1, le=MAX_TURNS, description="Override task.limits.max_turns.")
+    time_limit_s: float | None = Field(
+        None, ge=TIME_LIMIT_S[0], le=TIME_LIMIT_S[1], description="Override task.limits.time_limit_s."
+    )
+    tool_timeout_s: float | None = Field(
+        None, ge=TOOL_TIMEOUT_S[0], le=TOOL_TIMEOUT_S[1], description="Override task.limits.tool_timeout_s."
+    )
+    output_cap_chars: int = Field(
+        30_000, ge=1000, le=10_000_000, description="Longest tool output shown to the model."
+    )
     workdir: str = Field("/workspace", description="Where the shell starts.")
     mcp_servers: dict[str, list[str]] | None = Field(
         None, description="Server name -> command; default: the servers of the task's apps."

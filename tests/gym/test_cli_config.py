@@ -44,7 +44,7 @@ def test_a_nested_harness_key_and_a_bad_value_are_named(no_sandbox):
     result = runner.invoke(app, ["batch", str(TASK), "--policy", "null", "-H", "faults.rate=2"])
     assert (
         result.exit_code == 2
-        and "--harness.faults.rate: Input should be less than or equal to 1" in result.output
+        and "--harness.faults.rate: 2 is out of range (must be ≤ 1)" in result.output
     )
 
 
