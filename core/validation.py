@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-
 _BOUNDS = {"greater_than": ">", "greater_than_equal": "≥", "less_than": "<", "less_than_equal": "≤"}
 
 
