@@ -42,10 +42,7 @@ def test_a_nested_harness_key_and_a_bad_value_are_named(no_sandbox):
         result.exit_code == 2 and "--harness.faults.rat: unknown key; did you mean 'rate'?" in result.output
     )
     result = runner.invoke(app, ["batch", str(TASK), "--policy", "null", "-H", "faults.rate=2"])
-    assert (
-        result.exit_code == 2
-        and "--harness.faults.rate: 2 is out of range (must be ≤ 1)" in result.output
-    )
+    assert result.exit_code == 2 and "--harness.faults.rate: 2 is out of range (must be ≤ 1)" in result.output
 
 
 def test_a_mistyped_policy_option_fails_the_command_before_any_rollout(no_sandbox):
