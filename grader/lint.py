@@ -1,25 +1,38 @@
 """Rubric lint without starting anything (`egym lint` runs it with gym.lint's task checks).
 
-Schema, unique ids, a positive total, checks that import, args that fit the
-check's signature, placeholders that are bound (for literal expansions), and a
-task for every rubric.
+Errors: schema, unique ids, a positive total, checks that import, args that fit
+the check's signature, placeholders that are bound (for literal expansions), and
+a task for every rubric. Warnings (accepted, but probably not meant): a penalty
+without `baseline_ok`, a gate worth points, a `{{slot}}` in an item without
+`foreach` (used literally), a regular expression that does not compile, and a
+final-answer regex that matches a bare number (any answer listing numbers
+passes it). Rubric problems carry the line of their item's `"id"`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from core.errors import RubricError
 from grader.checks import resolve, signature_problem
-from grader.expand import expand_item
+from grader.expand import PLACEHOLDER, expand_item
 from grader.loader import Problem, check_rubric
-from grader.rubric import PythonItem, Rubric
+from grader.rubric import Item, PythonItem, Rubric
+
+_ITEM_PATH = re.compile(r"^\$\.items\[(\d+)\]")
+# A regex that, anchors and word boundaries aside, is just a number: "\b15\b", "^1,200$".
+_BARE_NUMBER = re.compile(r"^[\\b^$\s(?:)]*[-+]?[\d.,]+[\\b^$\s)]*$")
 
 
 @dataclass
 class LintReport:
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     tasks: int = 0
     rubrics: int = 0
     items: int = 0
@@ -55,14 +68,143 @@ def _item_problems(rubric: Rubric, index: int, file: str) -> list[Problem]:
     return []
 
 
+def _regexes(args: Any) -> list[tuple[str, Any]]:
+    """(argument name, pattern) for every argument that holds a regular expression."""
+    found = []
+    for name, value in args.items() if isinstance(args, dict) else ():
+        if name.endswith(("regex", "pattern")):
+            found.append((name, value))
+        elif name.endswith(("regexes", "patterns")) and isinstance(value, list):
+            found += [(name, v) for v in value]
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _item_warnings(item: Item, concrete: list[Item], where: str, file: str) -> list[Problem]:
+    def warn(path: str, message: str) -> Problem:
+        return Problem(file, f"{where}{path}", message, severity="warning")
+
+    out = []
+    if item.points < 0 and not item.baseline_ok:
+        out.append(
+            warn(
+                ".baseline_ok",
+                "a penalty without baseline_ok: say it passes on the untouched state (with a reason)",
+            )
+        )
+    if item.gate and item.points != 0:
+        out.append(
+            warn(
+                ".points", f"a gate worth {item.points} points: a failed gate zeroes the grade, so make it 0"
+            )
+        )
+    if item.foreach is None:
+        slots = sorted(
+            {m for text in _strings(item.model_dump(mode="json")) for m in PLACEHOLDER.findall(text)}
+        )
+        if slots:
+            out.append(warn("", f"{{{{{slots[0]}}}}} is used literally: this item has no foreach"))
+    if isinstance(item, PythonItem):
+        text = item.args.get("text")
+        answer_check = item.check == "transcript.final_answer_contains" and item.points > 0
+        if answer_check and isinstance(text, str) and re.fullmatch(r"\s*[-+]?[\d.,]+\s*", text):
+            out.append(
+                warn(".args.text", f"{text!r} is a bare number: an answer that lists many numbers passes it")
+            )
+        for instance in concrete:
+            for name, pattern in _regexes(instance.args):
+                if not isinstance(pattern, str) or (item.foreach and PLACEHOLDER.search(pattern)):
+                    continue
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    out.append(warn(f".args.{name}", f"invalid regular expression {pattern!r}: {exc}"))
+                    return out
+                if (
+                    item.check == "transcript.final_answer_contains"
+                    and item.points > 0
+                    and _BARE_NUMBER.match(pattern)
+                ):
+                    out.append(
+                        warn(
+                            f".args.{name}",
+                            f"{pattern!r} matches a bare number: an answer that lists many numbers passes it; "
+                            "match the number with its label (e.g. 'breaches\\D{0,20}15')",
+                        )
+                    )
+                    return out
+    return out
+
+
+def _item_lines(text: str) -> list[int | None]:
+    """The line of each item's `"id"` key, found in file order ([] when the file is not JSON with items)."""
+    try:
+        items = json.loads(text).get("items")
+    except (ValueError, RecursionError, AttributeError):
+        return []
+    if not isinstance(items, list):
+        return []
+    ids = [item.get("id") if isinstance(item, dict) else None for item in items]
+    lines: list[int | None] = []
+    position = 0
+    for item_id in ids:
+        if not isinstance(item_id, str):
+            lines.append(None)
+            continue
+        match = re.compile(r'"id"\s*:\s*' + re.escape(json.dumps(item_id))).search(text, position)
+        if match is None:
+            lines.append(None)
+            continue
+        lines.append(text.count("\n", 0, match.start()) + 1)
+        position = match.end()
+    return lines
+
+
+def _located(problems: list[Problem], lines: list[int | None]) -> list[Problem]:
+    out = []
+    for problem in problems:
+        match = _ITEM_PATH.match(problem.path)
+        line = lines[int(match.group(1))] if match and int(match.group(1)) < len(lines) else None
+        out.append(dataclasses.replace(problem, line=line) if line and not problem.line else problem)
+    return out
+
+
+def _concrete(rubric: Rubric, index: int) -> list[Item]:
+    item = rubric.items[index]
+    if item.foreach is None:
+        return [item]
+    if item.foreach.initial_query is not None:
+        return []
+    try:
+        return expand_item(rubric, index)
+    except RubricError:
+        return []
+
+
 def lint_rubric(file: Path, report: LintReport) -> None:
     report.rubrics += 1
     rubric, problems = check_rubric(file)
-    report.problems += problems
+    try:
+        lines = _item_lines(file.read_text(errors="replace"))
+    except OSError:
+        lines = []
+    report.problems += _located(problems, lines)
     if rubric is None:
         return
-    for index in range(len(rubric.items)):
-        report.problems += _item_problems(rubric, index, str(file))
+    for index, item in enumerate(rubric.items):
+        found = _item_problems(rubric, index, str(file))
+        report.problems += _located(found, lines)
+        warnings = _item_warnings(item, _concrete(rubric, index), f"$.items[{index}]", str(file))
+        report.warnings += _located(warnings, lines)
     expanded: dict[str, int] = {}
     for index, item in enumerate(rubric.items):
         if item.foreach is not None and item.foreach.initial_query is not None:

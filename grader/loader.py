@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 from pydantic import ValidationError
@@ -30,14 +30,21 @@ SCHEMA = importlib.resources.files("grader") / "schema" / "rubric.schema.json"
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a file, located by JSON path (`$` is the whole document)."""
+    """One thing wrong with a file, located by JSON path (`$` is the whole document) and, when known, line.
+
+    A `warning` is accepted but probably not what the author meant (egym lint shows it;
+    `--strict` fails on it).
+    """
 
     file: str
     path: str
     message: str
+    line: int | None = None
+    severity: Literal["error", "warning"] = "error"
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.path}: {self.message}"
+        where = f"{self.file}:{self.line}: {self.path}" if self.line else f"{self.file}:{self.path}"
+        return f"{where}: {'warning: ' if self.severity == 'warning' else ''}{self.message}"
 
 
 @functools.cache

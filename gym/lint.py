@@ -1,7 +1,8 @@
 """`egym lint`: every task, world and rubric checked without starting anything.
 
 Tasks and worlds: the task/world YAML models, initial-state files present, the reference
-solution present, a rubric for every task. Rubrics: grader.lint.
+solution present, a rubric for every task, and a warning (with the line) where YAML
+cuts a text at ` #`. Rubrics: grader.lint.
 
 A folder is searched for `task.yaml`/`world.yaml` files and for rubric `*.json`
 files; JSON inside task/world folders (chat files), `*.schema.json` and files
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import yaml
 
 from core.errors import EgymError, TaskError
 from grader.lint import LintReport, lint_rubric
@@ -61,8 +64,54 @@ def task_problem(file: Path, exc: EgymError) -> Problem:
     )
 
 
+_STR = "tag:yaml.org,2002:str"
+
+
+def comment_cuts(file: Path) -> list[Problem]:
+    """Plain (unquoted) texts that YAML ends at ` #`: `prompt: Post it in #sales` is 'Post it in'.
+
+    Only texts with a space are flagged: `split: test  # held out` is a comment on purpose.
+    """
+    try:
+        text = file.read_text()
+        root = yaml.compose(text)
+    except (OSError, yaml.YAMLError):
+        return []  # the model check reports unreadable YAML
+    lines = text.splitlines()
+    found = []
+
+    def walk(node: yaml.Node, path: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                walk(value, f"{path}.{key.value}" if isinstance(key, yaml.ScalarNode) else path)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, value in enumerate(node.value):
+                walk(value, f"{path}[{index}]")
+        elif node.style is None and node.tag == _STR and " " in node.value:
+            rest = (
+                lines[node.end_mark.line][node.end_mark.column :] if node.end_mark.line < len(lines) else ""
+            )
+            if re.match(r"\s+#", rest):
+                comment = rest.strip()
+                found.append(
+                    Problem(
+                        str(file),
+                        path,
+                        f"the text is cut at ' #': YAML reads {comment[:40]!r} as a comment, so the value is "
+                        f"{node.value[-40:]!r}; quote the value or use a block scalar (|)",
+                        line=node.end_mark.line + 1,
+                        severity="warning",
+                    )
+                )
+
+    if root is not None:
+        walk(root, "$")
+    return found
+
+
 def lint_task(file: Path, report: LintReport) -> None:
     report.tasks += 1
+    report.warnings += comment_cuts(file)
     try:
         task = load_task(file.parent)
         overlay_tar((task.initial_state, task.path))
@@ -79,6 +128,7 @@ def lint_task(file: Path, report: LintReport) -> None:
 
 
 def lint_world(file: Path, report: LintReport) -> None:
+    report.warnings += comment_cuts(file)
     try:
         world = load_world(file.parent)
         overlay_tar((world.initial_state, world.path))

@@ -98,9 +98,11 @@ class Task(_Strict):
     """One thing an employee is asked to do, with its reference solution."""
 
     id: str = Field(description="Unique within the world; equals the folder name.")
-    title: str
+    title: str = Field(min_length=1)
     world: str = Field(description="Name of the world folder this task runs in.")
-    prompt: str = Field(description="What the employee is asked to do (the first user message).")
+    prompt: str = Field(
+        min_length=1, description="What the employee is asked to do (the first user message)."
+    )
     apps: list[App] = Field(
         default_factory=lambda: ["postgres"], description="Apps started in the container."
     )

@@ -123,5 +123,5 @@ def text_matches(
 
 def brief(value: Any, limit: int = 160) -> str:
     """A short, one-line rendering for evidence."""
-    text = " ".join(str(value).split())
+    text = " ".join(str(value)[: limit * 4].split())  # cut first: evidence of a 1 MB answer is 160 chars
     return text if len(text) <= limit else text[: limit - 1] + "…"

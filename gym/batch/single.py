@@ -9,7 +9,7 @@ from rich.console import Console
 from core.owner import owner_label
 from core.trajectory import Step
 from grader.judge import JudgeOptions
-from gym.batch.view import header, render_step, rubric_table, section_table
+from gym.batch.view import grade_view, header, render_step
 from gym.harness.config import HarnessConfig, harness_config
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, resolve_rollout_fn, run_rollout
 from gym.store import RolloutRow, Store
@@ -85,9 +85,7 @@ async def run_single(
         store.finish_run(run.id, status)
     console.print(header(outcome.trajectory, outcome.grade, error=outcome.error))
     if outcome.grade is not None:
-        if len(outcome.grade.sections()) > 1:
-            console.print(section_table(outcome.grade))
-        console.print(rubric_table(outcome.grade))
+        console.print(grade_view(outcome.grade))
     return store.get_rollout(row.id)
 
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from core.trajectory import Step, Trajectory
-from grader.grade import Grade
+from grader.grade import Grade, ItemResult
 from gym.batch.report import fmt_points
 from gym.store import RolloutRow
 
@@ -41,27 +41,62 @@ def render_step(step: Step, *, limit: int = 600) -> RenderableType:
     )
 
 
-def rubric_table(grade: Grade, *, failed_only: bool = False) -> Table:
+FULL_TABLE_UP_TO = 30  # items; bigger grades print their sections and what did not pass
+
+
+def rubric_table(
+    grade: Grade, items: list[ItemResult] | None = None, *, was: Grade | None = None, title: str | None = None
+) -> Table:
     """Per item: status, points earned of possible, and what the check saw (or why it could not run)."""
-    table = Table(title=f"rubric: {grade.summary()}", title_justify="left", expand=False)
+    table = Table(title=title or f"rubric: {grade.summary()}", title_justify="left", expand=False)
     for name in ("item", "section", "kind", "status", "points", "evidence"):
         table.add_column(name, overflow="fold")
-    for item in grade.items:
-        if failed_only and item.status == "pass":
-            continue
+    before = {item.id: item.status for item in was.items} if was else {}
+    for item in grade.items if items is None else items:
         style = STATUS_STYLE[item.status]
         note = item.error or item.evidence or ""
         if item.verdicts:
             note = note or "; ".join(v.reason for v in item.verdicts if v.reason)
+        changed = f" (was {before[item.id]})" if before.get(item.id, item.status) != item.status else ""
         table.add_row(
             item.id,
             item.section or "",
             item.kind,
-            f"[{style}]{item.status}[/]",
+            f"[{style}]{item.status}[/]{changed}",
             f"{fmt_points(item.earned)}/{item.points}",
             _clip(note, 160),
         )
     return table
+
+
+def worst_first(items: list[ItemResult]) -> list[ItemResult]:
+    """Items that did not pass: errors, then failures by points lost (penalties charged count too)."""
+    missed = [i for i in items if i.status != "pass"]
+    return sorted(
+        missed, key=lambda i: (i.status != "error", -abs(i.points - i.earned if i.points > 0 else i.earned))
+    )
+
+
+def grade_view(
+    grade: Grade, *, items: bool = False, failed_only: bool = False, was: Grade | None = None
+) -> RenderableType:
+    """A grade for the terminal: sections, then every item when small (or `items`), else what did not pass."""
+    parts: list[RenderableType] = []
+    if len(grade.sections()) > 1:
+        parts.append(section_table(grade))
+    if items or len(grade.items) <= FULL_TABLE_UP_TO:
+        shown = [i for i in grade.items if i.status != "pass"] if failed_only else grade.items
+        parts.append(rubric_table(grade, shown, was=was))
+        return Group(*parts)
+    missed = worst_first(grade.items)
+    shown = missed[:FULL_TABLE_UP_TO]
+    title = f"rubric: {grade.summary()}; not passing, worst first"
+    parts.append(rubric_table(grade, shown, was=was, title=title))
+    rest = len(missed) - len(shown)
+    passing = len(grade.items) - len(missed)
+    more = f"… {rest} more not passing; " if rest else ""
+    parts.append(Text(f"{more}{passing} passing; --items shows all {len(grade.items)} items", style="dim"))
+    return Group(*parts)
 
 
 def section_table(grade: Grade) -> Table:
@@ -92,7 +127,9 @@ def header(trajectory: Trajectory | None, grade: Grade | None, *, error: str | N
     return text
 
 
-def render_rollout(row: RolloutRow, *, turns: bool = True, failed_only: bool = False) -> RenderableType:
+def render_rollout(
+    row: RolloutRow, *, turns: bool = True, failed_only: bool = False, items: bool = False
+) -> RenderableType:
     """Everything `egym show` prints for a stored rollout."""
     trajectory, grade = row.trajectory_model(), row.grade_model()
     meta = Text(f"rollout {row.id}  run {row.run_id}  {row.task} #{row.sample}  {row.status}", style="bold")
@@ -104,7 +141,5 @@ def render_rollout(row: RolloutRow, *, turns: bool = True, failed_only: bool = F
             )
         parts[2:2] = [render_step(step) for step in trajectory.steps]
     if grade is not None:
-        if len(grade.sections()) > 1:
-            parts.append(section_table(grade))
-        parts.append(rubric_table(grade, failed_only=failed_only))
+        parts.append(grade_view(grade, items=items, failed_only=failed_only))
     return Group(*parts)

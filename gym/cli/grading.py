@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from gym.cli.errors import friendly
 
@@ -17,6 +16,7 @@ def lint(
     paths: list[Path] = typer.Argument(
         None, help="Task/world/rubric files or folders (default: tasks rubrics)."
     ),
+    strict: bool = typer.Option(False, "--strict", help="Fail on warnings too."),
 ) -> None:
     """Check every task and rubric: schema, check references, argument names, ids, points, evidence."""
     from gym.lint import lint as run_lint
@@ -28,12 +28,15 @@ def lint(
     report = run_lint(roots)
     for problem in report.problems:
         console.print(str(problem), markup=False)
-    status = "[red]FAILED[/red]" if report.problems else "[green]ok[/green]"
+    for warning in report.warnings:
+        console.print(str(warning), style="yellow", markup=False)
+    failed = bool(report.problems) or (strict and bool(report.warnings))
+    status = "[red]FAILED[/red]" if failed else "[green]ok[/green]"
     console.print(
         f"{status}: {report.tasks} task(s), {report.rubrics} rubric(s), {report.items} item(s) worth "
-        f"{report.points} point(s); {len(report.problems)} problem(s)"
+        f"{report.points} point(s); {len(report.problems)} problem(s), {len(report.warnings)} warning(s)"
     )
-    if report.problems:
+    if failed:
         raise typer.Exit(1)
 
 
@@ -51,6 +54,9 @@ def grade(
     save: bool = typer.Option(True, "--save/--no-save", help="Replace the stored grade with the new one."),
     judge_same_model: bool = typer.Option(
         False, "--judge-same-model", help="Allow the policy's model as judge."
+    ),
+    items: bool = typer.Option(
+        False, "--items", help="Every rubric item, however many (large grades are summarised)."
     ),
 ) -> None:
     """Re-grade a stored rollout: replay its tool calls in a fresh sandbox, grade with the current rubric."""
@@ -79,31 +85,15 @@ def grade(
     new, replayed = asyncio.run(
         replay_and_grade(task, trajectory, rubric=load_rubric(rubric) if rubric else None, judge=judge)
     )
-    _print_grade(new, old)
+    from gym.batch.view import grade_view
+
+    console.print(f"{new.task}: {new.summary()}" + (f"  (was {old})" if old else ""), markup=False)
+    console.print(grade_view(new, items=items, was=old))
     for line in replay_differences(trajectory, replayed):
         console.print(f"[yellow]replay drift[/yellow]: {line}")
     if save:
         db.regrade(row.id, new, passed=passed(new, task.pass_threshold))
         console.print(f"saved to rollout {row.id}")
-
-
-def _print_grade(new, old) -> None:
-    table = Table(title=f"{new.task}: {new.summary()}" + (f"  (was {old})" if old else ""))
-    for column in ("item", "section", "points", "status", "earned", "evidence / error"):
-        table.add_column(column)
-    before = {item.id: item.status for item in old.items} if old else {}
-    for item in new.items:
-        changed = f" (was {before[item.id]})" if item.id in before and before[item.id] != item.status else ""
-        colour = {"pass": "green", "fail": "red", "error": "yellow"}[item.status]
-        table.add_row(
-            item.id,
-            item.section or "",
-            str(item.points),
-            f"[{colour}]{item.status}[/{colour}]{changed}",
-            f"{item.earned:g}",
-            (item.error or item.evidence)[:120],
-        )
-    console.print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -235,12 +235,16 @@ def show(
     rollout_id: str = typer.Argument(..., metavar="ROLLOUT", help="Rollout id (a unique prefix is enough)."),
     turns: bool = typer.Option(True, "--turns/--no-turns", help="Print the transcript turn by turn."),
     failed_only: bool = typer.Option(False, "--failed", help="Only rubric items that did not pass."),
+    items: bool = typer.Option(
+        False, "--items", help="Every rubric item, however many (large grades are summarised)."
+    ),
     store: str | None = STORE,
 ) -> None:
     """Print one stored rollout: transcript, final answer, rubric breakdown."""
     from gym.batch.view import render_rollout
 
-    console.print(render_rollout(_store(store).get_rollout(rollout_id), turns=turns, failed_only=failed_only))
+    row = _store(store).get_rollout(rollout_id)
+    console.print(render_rollout(row, turns=turns, failed_only=failed_only, items=items))
 
 
 def validate(

@@ -60,6 +60,8 @@ def _load(text: str):
 def _same(given_value, loaded) -> bool:
     if isinstance(given_value, float) and isinstance(loaded, float) and math.isnan(given_value):
         return math.isnan(loaded)
+    if isinstance(given_value, str) and isinstance(loaded, float):
+        return float(given_value) == loaded  # YAML reads 1e-6 as text; it is the number written
     return given_value == loaded
 
 

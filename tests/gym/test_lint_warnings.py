@@ -1,0 +1,109 @@
+"""`egym lint` warnings: accepted but probably not meant, each with its file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gym.cli import app
+from gym.lint import lint
+
+GOOD = {
+    "id": "ok",
+    "description": "row",
+    "points": 2,
+    "kind": "python",
+    "check": "sql.row_exists",
+    "args": {"query": "SELECT 1"},
+}
+
+
+def _warnings(tmp_path: Path, item: dict) -> list[str]:
+    path = tmp_path / "rubrics" / "acme" / "t.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"task": "acme/t", "items": [GOOD, item]}, indent=1))
+    report = lint([path])
+    assert not report.problems, report.problems
+    return [str(w).removeprefix(f"{path}:") for w in report.warnings]
+
+
+def _item(**fields) -> dict:
+    return {"id": "x", "description": "d", "points": 1, "kind": "python", **fields}
+
+
+@pytest.mark.parametrize(
+    "item, warning",
+    [
+        (
+            _item(points=-3, check="sql.row_absent", args={"query": "SELECT 1"}),
+            "15: $.items[1].baseline_ok: warning: a penalty without baseline_ok",
+        ),
+        (
+            _item(points=5, gate=True, check="sql.row_exists", args={"query": "SELECT 1"}),
+            "15: $.items[1].points: warning: a gate worth 5 points",
+        ),
+        (
+            _item(check="sql.row_exists", args={"query": "SELECT 1 WHERE '{{customer}}' = 'x'"}),
+            "15: $.items[1]: warning: {{customer}} is used literally: this item has no foreach",
+        ),
+        (
+            _item(check="transcript.final_answer_contains", args={"regex": "(unclosed"}),
+            "15: $.items[1].args.regex: warning: invalid regular expression '(unclosed': missing ), unterminated subpattern",
+        ),
+        (
+            _item(check="transcript.final_answer_contains", args={"regex": "\\b15\\b"}),
+            "15: $.items[1].args.regex: warning: '\\\\b15\\\\b' matches a bare number",
+        ),
+        (
+            _item(check="transcript.final_answer_contains", args={"text": "15"}),
+            "15: $.items[1].args.text: warning: '15' is a bare number",
+        ),
+    ],
+)
+def test_each_silent_mistake_is_warned_at_its_line(tmp_path, item, warning):
+    found = _warnings(tmp_path, item)
+    assert len(found) == 1 and found[0].startswith(warning), found
+
+
+def test_a_labelled_number_and_a_declared_penalty_are_fine(tmp_path):
+    labelled = _item(check="transcript.final_answer_contains", args={"regex": "breaches\\D{0,20}15"})
+    assert _warnings(tmp_path, labelled) == []
+    penalty = _item(
+        points=-2,
+        check="sql.row_absent",
+        args={"query": "SELECT 1"},
+        baseline_ok=True,
+        baseline_reason="a penalty",
+    )
+    assert _warnings(tmp_path / "p", penalty) == []
+
+
+def _task_yaml(tmp_path: Path, body: str) -> Path:
+    folder = tmp_path / "tasks" / "acme" / "t"
+    folder.mkdir(parents=True)
+    (folder / "task.yaml").write_text(body)
+    return folder / "task.yaml"
+
+
+def test_an_unquoted_hash_that_cuts_a_prompt_is_warned_with_its_line(tmp_path):
+    file = _task_yaml(
+        tmp_path,
+        "id: t\ntitle: Weekly list\nworld: acme\nsplit: train  # on purpose\nprompt: Find the open tickets. Post the list in #support\n",
+    )
+    warnings = [str(w) for w in lint([file]).warnings]
+    assert warnings == [
+        f"{file}:5: $.prompt: warning: the text is cut at ' #': YAML reads '#support' as a comment, so the value "
+        "is 'Find the open tickets. Post the list in'; quote the value or use a block scalar (|)"
+    ]
+
+
+def test_warnings_pass_unless_strict(tmp_path):
+    file = _task_yaml(tmp_path, "id: t\ntitle: T\nworld: acme\nprompt: Post it in #sales now\n")
+    runner = CliRunner()
+    relaxed = runner.invoke(app, ["lint", str(file)])
+    assert "1 warning(s)" in relaxed.output and "cut at ' #'" in relaxed.output
+    strict = runner.invoke(app, ["lint", "--strict", str(file)])
+    assert strict.exit_code == 1 and "FAILED" in strict.output
