@@ -197,7 +197,7 @@ def _check_task_page(page, store) -> None:
         item_id = row.get_attribute("data-item")
         mine = [i for i in results if i.item_id == item_id]
         passed = sum(i.status == "pass" for i in mine)
-        assert row.locator("td").nth(4).inner_text() == f"{passed}/{len(mine)}"
+        assert row.locator("td").nth(4).text_content().strip() == f"{passed}/{len(mine)}"  # folded when > 30
     with page.expect_navigation():
         page.select_option("select[name=run]", "dash-oracle")
 
