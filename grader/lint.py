@@ -145,27 +145,52 @@ def _item_warnings(item: Item, concrete: list[Item], where: str, file: str) -> l
     return out
 
 
+# A JSON string (with the colon after it when it is a key) or a bracket; everything else is skipped.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?|[{}\[\]]')
+
+
+def _item_id_offsets(text: str) -> list[int | None]:
+    """For each object in the top-level "items" array, the offset of its own "id" key (nested ids ignored)."""
+    offsets: list[int | None] = []
+    depth, top_key, in_items = 0, None, False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group(0)
+        if token in ("{", "["):
+            depth += 1
+            in_items = in_items or (depth == 2 and token == "[" and top_key == "items")
+            if depth == 3 and in_items and token == "{":
+                offsets.append(None)
+        elif token in ("}", "]"):
+            in_items = in_items and depth != 2
+            depth -= 1
+        elif match.group(1) and depth == 1:
+            top_key = json.loads(token[: match.start(1) - match.start()])
+        elif match.group(1) and depth == 3 and in_items and token.startswith('"id"') and offsets[-1] is None:
+            offsets[-1] = match.start()
+    return offsets
+
+
 def _item_lines(text: str) -> list[int | None]:
-    """The line of each item's `"id"` key, found in file order ([] when the file is not JSON with items)."""
+    """The line of each item's `"id"` key ([] when the file is not JSON with an items list of objects)."""
     try:
         items = json.loads(text).get("items")
     except (ValueError, RecursionError, AttributeError):
         return []
-    if not isinstance(items, list):
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         return []
-    ids = [item.get("id") if isinstance(item, dict) else None for item in items]
+    offsets = _item_id_offsets(text)
+    if len(offsets) != len(items):
+        return []  # e.g. a repeated "items" key: json.loads kept the last one
     lines: list[int | None] = []
-    position = 0
-    for item_id in ids:
-        if not isinstance(item_id, str):
+    previous, line = 0, 1
+    for offset in offsets:
+        if offset is None:
             lines.append(None)
             continue
-        match = re.compile(r'"id"\s*:\s*' + re.escape(json.dumps(item_id))).search(text, position)
-        if match is None:
-            lines.append(None)
-            continue
-        lines.append(text.count("\n", 0, match.start()) + 1)
-        position = match.end()
+        # Counted from the previous id, not from the top: linear in the file, even for 200,000 items.
+        line += text.count("\n", previous, offset)
+        previous = offset
+        lines.append(line)
     return lines
 
 
@@ -180,10 +205,9 @@ def _located(problems: list[Problem], lines: list[int | None]) -> list[Problem]:
 
 def _concrete(rubric: Rubric, index: int) -> list[Item]:
     item = rubric.items[index]
-    if item.foreach is None:
+    # An initial_query foreach binds its slots only when grading: its texts are checked as written.
+    if item.foreach is None or item.foreach.initial_query is not None:
         return [item]
-    if item.foreach.initial_query is not None:
-        return []
     try:
         return expand_item(rubric, index)
     except RubricError:
@@ -223,6 +247,7 @@ def lint_rubric(file: Path, report: LintReport) -> None:
                         str(file),
                         f"$.items[{index}].id",
                         f"expands to id {c.id!r}, already used by $.items[{other}]",
+                        line=lines[index] if index < len(lines) else None,
                     )
                 )
             expanded.setdefault(c.id, index)

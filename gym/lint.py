@@ -67,42 +67,61 @@ def task_problem(file: Path, exc: EgymError) -> Problem:
 _STR = "tag:yaml.org,2002:str"
 
 
-def comment_cuts(file: Path) -> list[Problem]:
-    """Plain (unquoted) texts that YAML ends at ` #`: `prompt: Post it in #sales` is 'Post it in'.
+def _shortened(text: str, keep: int, *, tail: bool = False) -> str:
+    if len(text) <= keep:
+        return text
+    return "..." + text[-keep:] if tail else text[:keep] + "..."
 
-    Only texts with a space are flagged: `split: test  # held out` is a comment on purpose.
+
+def _looks_cut(value: str, rest: str) -> bool:
+    """Whether the ` #...` after a plain text is more likely part of it than a comment.
+
+    A text with a space (a sentence) or a `#word` right after (a channel, a ticket number) is
+    flagged; `split: test  # held out` is a comment on purpose and is not.
     """
+    return bool(re.match(r"\s+#", rest)) and (" " in value or bool(re.match(r"\s+#\S", rest)))
+
+
+def _comment_cut(file: Path, node: yaml.ScalarNode, path: str, lines: list[str]) -> Problem | None:
+    end = node.end_mark
+    rest = lines[end.line][end.column :] if end.line < len(lines) else ""
+    if node.style is not None or node.tag != _STR or not _looks_cut(node.value, rest):
+        return None
+    comment = _shortened(rest.strip(), 40)
+    value = _shortened(node.value, 40, tail=True)
+    return Problem(
+        str(file),
+        path,
+        f"the text is cut at ' #': YAML reads {comment!r} as a comment, so the value is {value!r}; "
+        "quote the value or use a block scalar (|)",
+        line=end.line + 1,
+        severity="warning",
+    )
+
+
+def comment_cuts(file: Path) -> list[Problem]:
+    """Plain (unquoted) texts that YAML ends at ` #`: `prompt: Post it in #sales` is 'Post it in'."""
     try:
         text = file.read_text()
         root = yaml.compose(text)
-    except (OSError, yaml.YAMLError):
+    except (OSError, UnicodeDecodeError, RecursionError, yaml.YAMLError):
         return []  # the model check reports unreadable YAML
     lines = text.splitlines()
     found = []
+    seen: set[int] = set()  # an alias repeats a node (or loops back to it): each node is looked at once
 
     def walk(node: yaml.Node, path: str) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 walk(value, f"{path}.{key.value}" if isinstance(key, yaml.ScalarNode) else path)
         elif isinstance(node, yaml.SequenceNode):
             for index, value in enumerate(node.value):
                 walk(value, f"{path}[{index}]")
-        elif node.style is None and node.tag == _STR and " " in node.value:
-            rest = (
-                lines[node.end_mark.line][node.end_mark.column :] if node.end_mark.line < len(lines) else ""
-            )
-            if re.match(r"\s+#", rest):
-                comment = rest.strip()
-                found.append(
-                    Problem(
-                        str(file),
-                        path,
-                        f"the text is cut at ' #': YAML reads {comment[:40]!r} as a comment, so the value is "
-                        f"{node.value[-40:]!r}; quote the value or use a block scalar (|)",
-                        line=node.end_mark.line + 1,
-                        severity="warning",
-                    )
-                )
+        elif isinstance(node, yaml.ScalarNode) and (problem := _comment_cut(file, node, path, lines)):
+            found.append(problem)
 
     if root is not None:
         walk(root, "$")

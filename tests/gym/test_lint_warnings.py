@@ -107,3 +107,34 @@ def test_warnings_pass_unless_strict(tmp_path):
     assert "1 warning(s)" in relaxed.output and "cut at ' #'" in relaxed.output
     strict = runner.invoke(app, ["lint", "--strict", str(file)])
     assert strict.exit_code == 1 and "FAILED" in strict.output
+
+
+def test_a_single_word_cut_before_a_channel_is_warned_but_a_comment_is_not(tmp_path):
+    file = _task_yaml(
+        tmp_path, "id: t\ntitle: T\nworld: acme\nsplit: test  # held out\nprompt: Triage #support\n"
+    )
+    assert [(w.path, w.line) for w in lint([file]).warnings] == [("$.prompt", 5)]
+
+
+def test_an_initial_query_items_regex_is_checked_unless_it_has_a_slot(tmp_path):
+    foreach = {"initial_query": "SELECT 1 AS n"}
+    broken = _item(foreach=foreach, check="transcript.final_answer_contains", args={"regex": "(x{{n}}"})
+    assert _warnings(tmp_path, broken) == []  # bound only when grading: compiled then
+    broken["args"] = {"regex": "(x"}
+    assert [w.split(": warning: ")[0] for w in _warnings(tmp_path / "q", broken)] == [
+        "15: $.items[1].args.regex"
+    ]
+
+
+def test_an_items_line_is_its_own_id_not_one_nested_in_its_args(tmp_path):
+    path = tmp_path / "rubrics" / "acme" / "t.json"
+    path.parent.mkdir(parents=True)
+    # The args come first and hold the same "id": "gate" one level down.
+    args = {"query": "SELECT 1 WHERE %(id)s = 'gate'", "params": {"id": "gate"}}
+    gate = {"args": args, **_item(id="gate", points=4, gate=True, check="sql.row_exists")}
+    text = json.dumps({"task": "acme/t", "items": [GOOD, gate]}, indent=1)
+    path.write_text(text)
+    own_line = text.splitlines().index('   "id": "gate",') + 1
+    report = lint([path])
+    assert not report.problems, report.problems
+    assert [(w.path, w.line) for w in report.warnings] == [("$.items[1].points", own_line)]

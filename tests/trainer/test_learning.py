@@ -46,6 +46,15 @@ def _strip(records):
     return [{k: v for k, v in r.items() if k not in TIME_KEYS} for r in records]
 
 
+def _same(records):
+    """`records` without timings, floats to 1e-6: the sampled rollouts are exact, but a busy CPU may
+    pick another kernel for the same sum and move the last digits of loss and KL."""
+    return [
+        {k: pytest.approx(v, rel=1e-6, abs=1e-8) if isinstance(v, float) else v for k, v in r.items()}
+        for r in _strip(records)
+    ]
+
+
 def _moving_mean(values, window=5):
     return [sum(values[i - window : i]) / window for i in range(window, len(values) + 1)]
 
@@ -66,7 +75,7 @@ def test_tiny_model_learns_and_resumes_exactly(tmp_path):
     )
     second = build_trainer(resumed_cfg).run()
     assert [r["step"] for r in second] == list(range(51, 101))
-    assert _strip(second) == _strip(first[50:])
+    assert _strip(second) == _same(first[50:])
 
 
 def test_resume_auto_continues_an_interrupted_run(tmp_path):
@@ -74,7 +83,7 @@ def test_resume_auto_continues_an_interrupted_run(tmp_path):
     build_trainer(toy_config(tmp_path / "a", steps=4, **{"checkpoint.interval": 2})).run()
     continued = build_trainer(toy_config(tmp_path / "a", steps=6, **{"checkpoint.interval": 2})).run()
     straight = build_trainer(toy_config(tmp_path / "b", steps=6, **{"checkpoint.interval": 2})).run()
-    assert _strip(continued) == _strip(straight)
+    assert _strip(continued) == _same(straight)
     assert len(continued) == 6
 
 
@@ -96,4 +105,4 @@ def test_lora_with_kl_trains_and_resumes(tmp_path):
     assert any(r["kl_ref"] and r["kl_ref"] > 0 for r in first)
     shutil.rmtree(tmp_path / "a/checkpoints/step-000004")
     again = build_trainer(toy_config(tmp_path / "a", **over)).run()
-    assert _strip(again) == _strip(first)
+    assert _strip(again) == _same(first)
