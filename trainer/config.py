@@ -91,7 +91,8 @@ class TasksConfig(_Section):
     """Where training tasks come from."""
 
     paths: list[str] = Field(
-        default_factory=lambda: ["tasks"], description="Task folders, world folders or trees."
+        default_factory=lambda: ["tasks"],
+        description="Task folders, world folders or trees, families (acme/product-price: seeds 0-9) or instance ids.",
     )
     split: Literal["train", "val", "test"] = Field(
         "train", description="Only tasks of this split are trained on."

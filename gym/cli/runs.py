@@ -109,9 +109,10 @@ def _store(url: str | None):
 
 
 def _tasks(paths: list[Path]):
-    from gym.tasks import discover_tasks
+    """Task folders, families (acme/product-price) and instance ids (acme/product-price-l0-s3)."""
+    from gym.families import resolve
 
-    return discover_tasks(*paths)
+    return resolve(list(paths))
 
 
 def register(app: typer.Typer) -> None:
@@ -120,7 +121,9 @@ def register(app: typer.Typer) -> None:
 
 
 def rollout(
-    task: Path = typer.Argument(..., help="Task folder (tasks/<world>/<task-id>)."),
+    task: Path = typer.Argument(
+        ..., help="Task folder (tasks/<world>/<task-id>) or instance id (acme/product-price-l0-s3)."
+    ),
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,

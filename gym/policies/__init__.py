@@ -30,12 +30,18 @@ CHEATS = (
     "cheat-claim",
     "cheat-tamper",
     "cheat-destroy",
+    "cheat-number-spray",
+    "cheat-name-spray",
+    "cheat-claim-done",
 )
 POLICIES.register("cheat-peek", "gym.policies.cheats:PeekCheat")
 POLICIES.register("cheat-fake-files", "gym.policies.cheats:FakeFilesCheat")
 POLICIES.register("cheat-edit-history", "gym.policies.cheats:EditHistoryCheat")
 POLICIES.register("cheat-claim", "gym.policies.cheats:ClaimCheat")
 POLICIES.register("cheat-destroy", "gym.policies.cheats:DestroyCheat")
+POLICIES.register("cheat-number-spray", "gym.policies.cheats:NumberSprayCheat")
+POLICIES.register("cheat-name-spray", "gym.policies.cheats:NameSprayCheat")
+POLICIES.register("cheat-claim-done", "gym.policies.cheats:ClaimDoneCheat")
 POLICIES.register("cheat-tamper", "gym.policies.attacks:TamperCheat")  # plants code, leaves processes running
 
 

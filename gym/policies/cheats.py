@@ -10,6 +10,11 @@ and the tools offered, like a model that learned a trick:
   instead of making the requested change (the newest row of every table it may
   update, every text file in /workspace);
 - `claim`: do nothing and answer that everything is done, restating the prompt;
+- `number-spray`: answer with every number, amount and date it can read from the
+  database (a rubric that looks for "15" anywhere passes it);
+- `name-spray`: answer with every name it can read (customers, people, products,
+  departments, e-mails, channels);
+- `claim-done`: post "Done" in every chat channel it can see, and answer "Task complete";
 - `destroy`: delete every row it may delete, overwrite every text column it may
   update, wipe /workspace, then claim it is done: it must score *below* doing
   nothing, in the raw score (the damage section, grader.damage);
@@ -198,6 +203,65 @@ class DestroyCheat(ScriptedPolicy):
             {"command": "rm -rf /workspace/* /workspace/.[!.]* 2>/dev/null; ls -A /workspace | wc -l"},
         )
         yield "Done. Everything was cleaned up and processed as asked."
+
+
+class SprayCheat(ScriptedPolicy):
+    """Reads every value of some kind the agent may SELECT, and puts them all in its answer."""
+
+    EXTRACT = ""  # grep -oE pattern over every readable row
+    CHUNK = 20_000
+    READABLE = DestroyCheat.GRANTED.format(kind="SELECT")
+
+    def script(self, prompt: str, tools: set[str]) -> Script:
+        tables = [t for t in (yield ("bash", {"command": self.READABLE})).splitlines() if "." in t]
+        dump = " ".join(f"-c {shlex.quote(f'SELECT t::text FROM {t} t')}" for t in tables)
+        collect = (
+            f"psql -At {dump} 2>/dev/null | grep -oE {shlex.quote(self.EXTRACT)} | sort -u > /tmp/spray.txt"
+        )
+        yield ("bash", {"command": f"{collect}; wc -l < /tmp/spray.txt"})
+        extra = yield from self.more(tools)
+        values: list[str] = []
+        for offset in range(0, 20 * self.CHUNK, self.CHUNK):
+            chunk = yield (
+                "bash",
+                {"command": f"tr '\\n' ' ' < /tmp/spray.txt | cut -c{offset + 1}-{offset + self.CHUNK}"},
+            )
+            if not chunk.strip():
+                break
+            values.append(chunk.strip())
+        yield "Here is everything relevant: " + " ".join(values) + " " + extra
+
+    def more(self, tools: set[str]) -> Generator[Action, str, str]:
+        return ""
+        yield  # a generator with nothing more to read
+
+
+class NumberSprayCheat(SprayCheat):
+    name = "cheat-number-spray"
+    EXTRACT = "[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+([.][0-9]+)?"
+
+
+class NameSprayCheat(SprayCheat):
+    name = "cheat-name-spray"
+    # Capitalised words and their runs ("Globex Industries", "Helena Brandt"), and e-mail addresses.
+    EXTRACT = "[A-Za-z0-9._-]+@[A-Za-z0-9.-]+|[A-Z][a-z]+( [A-Z][a-z]+)*"
+
+    def more(self, tools: set[str]) -> Generator[Action, str, str]:
+        if "chat.list_channels" not in tools:
+            return ""
+        listing = yield ("chat.list_channels", {})
+        return " ".join(sorted(set(re.findall(r"#[\w.-]+", listing))))
+
+
+class ClaimDoneCheat(ScriptedPolicy):
+    name = "cheat-claim-done"
+
+    def script(self, prompt: str, tools: set[str]) -> Script:
+        if "chat.list_channels" in tools and "chat.post_message" in tools:
+            listing = yield ("chat.list_channels", {})
+            for channel in sorted(set(re.findall(r"#([\w.-]+)", listing)))[:30]:
+                yield ("chat.post_message", {"channel": channel, "message": "Done: task complete."})
+        yield "Task complete."
 
 
 class ClaimCheat(ScriptedPolicy):

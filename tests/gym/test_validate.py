@@ -44,6 +44,9 @@ def test_a_sound_task_passes(reports):
         "cheat-claim",
         "cheat-tamper",
         "cheat-destroy",
+        "cheat-number-spray",
+        "cheat-name-spray",
+        "cheat-claim-done",
     }
     assert all(s.normalized == 0 for s in r.cheats.values())
     destroy = r.cheats["cheat-destroy"]

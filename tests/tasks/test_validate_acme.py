@@ -33,3 +33,21 @@ def test_every_acme_task_validates(docker_image, monkeypatch):
         assert report.oracle.normalized == pytest.approx(1.0), report.task
         assert report.null.normalized <= 0.1, report.task
         assert all(s.normalized <= report.null.normalized for s in report.cheats.values()), report.task
+
+
+def test_a_seeded_sample_of_family_instances_validates(docker_image, monkeypatch):
+    """One instance per family, at a level and seed drawn from a fixed seed (bench/bench_families.py runs them all)."""
+    import random
+
+    from gym.families import families, materialize
+
+    for name in [k for k in os.environ if k.startswith(("OPENAI_", "EGYM_JUDGE"))]:
+        monkeypatch.delenv(name)
+    rng = random.Random(20251124)
+    tasks = [
+        materialize(family, rng.choice(family.levels), rng.randrange(1000))
+        for family in families(ACME.resolve()).values()
+    ]
+    assert len(tasks) >= 6
+    reports = asyncio.run(validate_tasks(tasks, ValidateOptions(concurrency=2)))
+    assert [f"{r.task}: {p}" for r in reports for p in r.problems] == []

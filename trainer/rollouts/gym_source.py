@@ -77,10 +77,10 @@ class GymRolloutSource:
         self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"
 
     def tasks(self, split: str) -> list[Any]:
-        from gym.tasks import discover_tasks
+        from gym.families import resolve
 
         patterns = self.config.tasks.include
-        found = discover_tasks(*self.config.tasks.paths)
+        found = resolve(list(self.config.tasks.paths))
         return [
             t
             for t in found

@@ -1,0 +1,293 @@
+"""Task families: one template, many instances, each (family, level, seed) a task of its own.
+
+A family is a Python file in `tasks/<world>/families/` (`_*.py` are helpers; the facts come from
+its generator, e.g. acmegen) that defines:
+
+    TITLE = "The list price of a product"
+    LEVELS = (0, 1)
+    SPLIT = "train"          # "test": the whole family is held out of training
+
+    def generate(world, rng, level) -> Instance: ...
+
+`world` is what `families/world.py`'s `world_data()` returns (built once per process);
+`rng` is a `random.Random` seeded by the instance. The Instance holds the prompt, the
+overlay (rows, chat, files), the reference solution and the rubric, whose expected
+values the family computes from the facts: never typed by hand, so every instance
+has consistent ground truth. The same (family, level, seed) always gives the same
+bytes.
+
+An instance is materialised as an ordinary task folder, `<root>/tasks/<world>/<id>/`
+with its rubric at `<root>/rubrics/<world>/<id>.json` (root: `.egym/instances`), so
+everything that runs a task runs an instance. Its id is `<family>-l<level>-s<seed>`.
+
+Splits, by family and by instance: a `test` family is test at every seed; a
+`train` family's instances are train, except a tenth val and a tenth test, chosen
+by a hash of the instance's content (prompt, overlay, rubric) rather than its seed:
+two seeds that happen to pick the same facts make the same instance, and it must
+not be in train and test at once. Test thus holds whole families never trained on
+plus unseen instances of trained ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import random
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from core.errors import TaskError
+from gym.tasks import Split, Task, discover_tasks, load_task, load_world
+
+INSTANCES = Path(".egym/instances")
+INSTANCE_ID = re.compile(r"^(?P<family>[a-z0-9][a-z0-9-]*)-l(?P<level>\d+)-s(?P<seed>\d+)$")
+DEFAULT_SEEDS = 10
+
+
+@dataclass
+class Instance:
+    """One generated task: what a family's `generate` returns."""
+
+    prompt: str
+    rubric_items: list[dict[str, Any]]
+    solution: list[dict[str, Any]]
+    title: str = ""
+    apps: list[str] | None = None  # default: the world's
+    limits: dict[str, Any] = field(default_factory=dict)
+    sql: str = ""  # overlay SQL, run as superuser after the world's
+    chat: dict[str, Any] | None = None  # an overlay chat file's content
+    files: dict[str, bytes] = field(default_factory=dict)  # path under /workspace -> bytes
+    damage: dict[str, Any] | None = None  # the rubric's damage section (allowed changes)
+    pass_threshold: float = 0.8
+    tags: list[str] = field(default_factory=list)
+
+    def digest(self) -> str:
+        """What makes the instance what it is (not its seed): the same facts give the same digest."""
+        content = [
+            self.prompt,
+            self.rubric_items,
+            self.sql,
+            self.chat,
+            sorted(self.files.items()),
+            self.damage,
+        ]
+        return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Family:
+    world_dir: Path
+    name: str
+    title: str
+    levels: tuple[int, ...]
+    split: Split
+    module: ModuleType
+
+    @property
+    def world(self) -> str:
+        return self.world_dir.name
+
+    def instance_id(self, level: int, seed: int) -> str:
+        return f"{self.name}-l{level}-s{seed}"
+
+    def split_of(self, instance: Instance) -> Split:
+        if self.split != "train":
+            return self.split
+        return {8: "val", 9: "test"}.get(int(instance.digest()[:8], 16) % 10, "train")
+
+
+def _import(path: Path, name: str) -> ModuleType:
+    world_dir = path.parent.parent
+    if str(world_dir) not in sys.path:
+        sys.path.insert(0, str(world_dir))  # the world's generator (e.g. acmegen) is importable by name
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - a broken family file is one line, not a traceback
+        sys.modules.pop(name, None)
+        raise TaskError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+@functools.cache
+def families(world_dir: Path) -> dict[str, Family]:
+    """The families of a world folder, by name (`families/<name>.py`, underscores as dashes)."""
+    found = {}
+    for path in sorted((world_dir / "families").glob("*.py")):
+        if path.stem.startswith("_") or path.stem == "world":
+            continue
+        module = _import(path, f"egym_families.{world_dir.name}.{path.stem}")
+        name = path.stem.replace("_", "-")
+        missing = [a for a in ("TITLE", "LEVELS", "generate") if not hasattr(module, a)]
+        if missing:
+            raise TaskError(
+                f"{path}: a family defines TITLE, LEVELS and generate(); missing {', '.join(missing)}"
+            )
+        found[name] = Family(
+            world_dir, name, module.TITLE, tuple(module.LEVELS), getattr(module, "SPLIT", "train"), module
+        )
+    return found
+
+
+@functools.cache
+def _world_data(world_dir: Path) -> Any:
+    path = world_dir / "families" / "world.py"
+    if not path.is_file():
+        return None
+    return _import(path, f"egym_families.{world_dir.name}.world").world_data()
+
+
+def generate(family: Family, level: int, seed: int) -> Instance:
+    """The family's instance for (level, seed); TaskError naming all three when the generator fails."""
+    where = f"family {family.world}/{family.name} level {level} seed {seed}"
+    if level not in family.levels:
+        raise TaskError(f"{where}: no such level (it has {', '.join(map(str, family.levels))})")
+    rng = random.Random(f"{family.world}/{family.name}/{level}/{seed}")
+    try:
+        instance = family.module.generate(_world_data(family.world_dir), rng, level)
+    except Exception as exc:  # noqa: BLE001 - a generator bug is one line naming the instance
+        raise TaskError(f"{where}: the generator failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(instance, Instance) or not instance.prompt.strip() or not instance.rubric_items:
+        raise TaskError(f"{where}: the generator returned no prompt or no rubric items")
+    return instance
+
+
+def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -> Task:
+    """Write the instance as a task folder under `root` (unchanged bytes are not rewritten) and load it."""
+    instance = generate(family, level, seed)
+    task_id = family.instance_id(level, seed)
+    world_out = root / "tasks" / family.world
+    folder = world_out / task_id
+    files: dict[Path, bytes] = {world_out / "world.yaml": _world_yaml(family.world_dir)}
+    overlay: dict[str, Any] = {}
+    if instance.sql:
+        files[folder / "initial_state" / "overlay.sql"] = instance.sql.encode()
+        overlay["sql"] = ["initial_state/overlay.sql"]
+    if instance.chat is not None:
+        files[folder / "initial_state" / "chat.yaml"] = yaml.safe_dump(
+            instance.chat, sort_keys=False
+        ).encode()
+        overlay["chat"] = ["initial_state/chat.yaml"]
+    for name, data in sorted(instance.files.items()):
+        files[folder / "initial_state" / "workspace" / name] = data
+        overlay["workspace"] = "initial_state/workspace"
+    task = {
+        "id": task_id,
+        "title": instance.title or f"{family.title} (level {level}, seed {seed})",
+        "world": family.world,
+        "prompt": instance.prompt,
+        "split": family.split_of(instance),
+        "tags": [f"family:{family.name}", f"level:{level}", *instance.tags],
+        "pass_threshold": instance.pass_threshold,
+        **({"apps": instance.apps} if instance.apps is not None else {}),
+        **({"limits": instance.limits} if instance.limits else {}),
+        **({"initial_state": overlay} if overlay else {}),
+    }
+    files[folder / "task.yaml"] = yaml.safe_dump(task, sort_keys=False, allow_unicode=True).encode()
+    files[folder / "solution" / "actions.yaml"] = yaml.safe_dump(
+        instance.solution, sort_keys=False, allow_unicode=True
+    ).encode()
+    rubric = {
+        "task": f"{family.world}/{task_id}",
+        "title": task["title"],
+        **({"damage": instance.damage} if instance.damage is not None else {}),
+        "items": instance.rubric_items,
+    }
+    files[root / "rubrics" / family.world / f"{task_id}.json"] = (
+        json.dumps(rubric, indent=1) + "\n"
+    ).encode()
+    for path, data in files.items():
+        if not path.is_file() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+    return load_task(folder)
+
+
+def _world_yaml(world_dir: Path) -> bytes:
+    """The world's YAML with its initial-state paths made absolute, so it loads from the instance tree."""
+    world = load_world(world_dir)
+    data = yaml.safe_load((world_dir / "world.yaml").read_text())
+    state = data.get("initial_state") or {}
+    for key in ("sql", "chat"):
+        if key in state:
+            state[key] = [str((world.path / p).resolve()) for p in state[key]]
+    if state.get("workspace"):
+        state["workspace"] = str((world.path / state["workspace"]).resolve())
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode()
+
+
+def _parse_levels_seeds(text: str | None, default: list[int]) -> list[int]:
+    if not text:
+        return default
+    out: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        try:
+            out += list(range(int(low), int(high or low) + 1))
+        except ValueError:
+            raise TaskError(f"{text!r}: expected numbers and ranges like 0-9,12") from None
+    return out
+
+
+def resolve(refs: list[str | Path], *, seeds: str | None = None, levels: str | None = None) -> list[Task]:
+    """Tasks from task folders, families (`tasks/acme/families/x.py` or `acme/x`) and instance ids (`acme/x-l0-s3`).
+
+    A family gives its instances at `levels` (default: all) and `seeds` (default 0-9;
+    `acme/x@0-199` gives a family its own).
+    """
+    tasks: dict[str, Task] = {}
+    for ref in refs:
+        for task in _resolve_one(str(ref), seeds, levels):
+            tasks[task.key] = task
+    if not tasks:
+        raise TaskError(f"no tasks in {', '.join(map(str, refs))}")
+    return [tasks[k] for k in sorted(tasks)]
+
+
+def _resolve_one(ref: str, seeds: str | None, levels: str | None) -> list[Task]:
+    ref, _, own_seeds = ref.partition("@")  # acme/product-price@0-199
+    seeds = own_seeds or seeds
+    path = Path(ref)
+    if path.suffix == ".py" and path.parent.name == "families":
+        family = families(path.parent.parent.resolve())[path.stem.replace("_", "-")]
+        return _instances(family, seeds, levels)
+    if path.exists():
+        return discover_tasks(path)
+    world, _, name = ref.partition("/")
+    world_dir = (Path("tasks") / world).resolve()
+    if not name or not (world_dir / "world.yaml").is_file():
+        raise TaskError(f"{ref}: no such task folder, family or instance")
+    known = families(world_dir)
+    match = INSTANCE_ID.match(name)
+    if match and match["family"] in known:
+        return [materialize(known[match["family"]], int(match["level"]), int(match["seed"]))]
+    if name in known:
+        return _instances(known[name], seeds, levels)
+    from core.validation import closest
+
+    raise TaskError(f"{ref}: no family or instance {name!r} in tasks/{world}{closest(name, known)}")
+
+
+def _instances(family: Family, seeds: str | None, levels: str | None) -> list[Task]:
+    chosen_levels = _parse_levels_seeds(levels, list(family.levels))
+    chosen_seeds = _parse_levels_seeds(seeds, list(range(DEFAULT_SEEDS)))
+    return [
+        materialize(family, level, seed)
+        for level in chosen_levels
+        if level in family.levels
+        for seed in chosen_seeds
+    ]

@@ -1,0 +1,1 @@
+"""Acme task families (gym/families.py): each module is one template over the generated world."""

@@ -1,0 +1,39 @@
+"""Held out of training: a customer's country and segment (level 0 asks for the country only)."""
+
+from __future__ import annotations
+
+from families._common import LIMITS_L0, LIMITS_L1, answer, no_spray, quoted, sql_step
+from gym.families import Instance
+
+TITLE = "A customer's country"
+LEVELS = (0, 1)
+SPLIT = "test"
+
+
+def generate(world, rng, level: int) -> Instance:
+    customer = rng.choice(world["customers"].dicts())
+    country, segment = customer["country"], customer["segment"]
+    countries = sorted({c["country"] for c in world["customers"].dicts()} - {country})
+    query = f"SELECT name, country, segment FROM customers WHERE name = {quoted(customer['name'])}"
+    items = [
+        answer("country", f"The answer gives the country code {country}", rf"\b{country}\b"),
+        no_spray([rf"\b{c}\b" for c in countries], "other countries", -2),
+    ]
+    if level == 0:
+        return Instance(
+            prompt=f"Which country is our customer {customer['name']} in? Give the two-letter country code.",
+            rubric_items=items,
+            solution=[sql_step(query), {"answer": f"{customer['name']} is in {country}."}],
+            apps=["postgres"],
+            limits=LIMITS_L0,
+        )
+    return Instance(
+        prompt=f"Which country is {customer['name']} in (two-letter code), and which segment are they in?",
+        rubric_items=[
+            *items,
+            answer("segment", f"The answer gives the segment {segment}", rf"\b{segment}\b"),
+        ],
+        solution=[sql_step(query), {"answer": f"{customer['name']}: country {country}, segment {segment}."}],
+        apps=["postgres"],
+        limits=LIMITS_L1,
+    )
