@@ -1,87 +1,114 @@
-"""Task families at scale: how many distinct instances they make, and how fast instances validate.
+"""Task families at scale: how many distinct instances they make, and how fast they validate.
 
-    .venv/bin/python bench/bench_families.py [--seeds 200] [--validate 12]   -> bench/results/families.json
+    .venv/bin/python bench/bench_families.py [--validate all|N] [--concurrency 2]   -> bench/results/families.json
 
-Distinct instances: every family at every level over seeds 0..N-1, counted by the
-content of the task and rubric (two seeds that pick the same facts are one instance).
-Validation: a seeded sample, each instance through `egym validate` (oracle, null,
-the untouched state and every scripted cheat, in real sandboxes), reported as
-instances per minute; `--validate 0` skips it.
+Distinct instances: every family at every level over seeds 0..199 (gym.families.COUNT_SEEDS),
+counted by content (two seeds that pick the same facts are one instance).
+Validation: each distinct instance (at the first seed that makes it) through `egym validate`
+(oracle full marks, null <= 10 %, the untouched state, every scripted cheat <= null, in real
+sandboxes), reported as instances per minute and the total time. `--validate N` takes a seeded
+sample of N; `all` takes every one. Validating all takes hours on 2 cores, so each result is
+appended to .egym/cache/validate-families.jsonl as it lands: rerun the same command to go on
+where it stopped (results of a changed instance are not reused: the key is its digest).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import write
-from gym.families import families, materialize
+from gym.families import COUNT_SEEDS, distinct_instances, families, materialize
 from gym.validate import ValidateOptions, validate_tasks
 
-ACME = Path(__file__).resolve().parents[1] / "tasks" / "acme"
+ROOT = Path(__file__).resolve().parents[1]
+ACME = ROOT / "tasks" / "acme"
+JOURNAL = ROOT / ".egym" / "cache" / "validate-families.jsonl"
+CHUNK = 8  # instances validated per round: a crash loses at most this much work
 
 
-def digest(task) -> str:
-    """What makes an instance: its prompt, overlay and rubric items (not its id, title or split)."""
-    rubric = json.loads(
-        (task.path.parent.parent.parent / "rubrics" / task.world / f"{task.id}.json").read_text()
-    )
-    overlay = sorted(
-        (p.name, p.read_bytes()) for p in (task.path / "initial_state").rglob("*") if p.is_file()
-    )
-    body = json.dumps([task.prompt, rubric["items"], rubric.get("damage"), repr(overlay)], sort_keys=True)
-    return hashlib.sha256(body.encode()).hexdigest()
+def _journal() -> dict[str, dict]:
+    if not JOURNAL.is_file():
+        return {}
+    done = {}
+    for line in JOURNAL.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+            done[entry["digest"]] = entry
+        except (ValueError, KeyError):
+            continue  # a line cut by a crash
+    return done
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seeds", type=int, default=200)
-    parser.add_argument("--validate", type=int, default=12)
+    parser.add_argument("--validate", default="24", help="'all', or how many distinct instances to sample")
+    parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
     found = families(ACME)
-    distinct: dict[str, set[str]] = {}
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, family in found.items():
-            for level in family.levels:
-                key = f"{name}/l{level}"
-                distinct[key] = {digest(materialize(family, level, s, Path(tmp))) for s in range(args.seeds)}
+    distinct = {
+        (name, level): distinct_instances(family, level)
+        for name, family in found.items()
+        for level in family.levels
+    }
     generate_s = time.perf_counter() - started
+    pool = [(name, level, d, seed) for (name, level), seeds in distinct.items() for d, seed in seeds.items()]
     result = {
         "families": len(found),
+        "families_with_3_levels": sum(len(f.levels) >= 3 for f in found.values()),
         "family_levels": len(distinct),
-        "seeds_per_level": args.seeds,
-        "instances_generated": len(distinct) * args.seeds,
-        "distinct_instances": sum(len(v) for v in distinct.values()),
-        "distinct_by_family_level": {k: len(v) for k, v in sorted(distinct.items())},
+        "level_0_families": sum(0 in f.levels for f in found.values()),
+        "seeds_per_level": COUNT_SEEDS,
+        "distinct_instances": len(pool),
+        "distinct_by_family_level": {f"{n}/l{lv}": len(d) for (n, lv), d in sorted(distinct.items())},
         "generate_s": round(generate_s, 2),
     }
-    if args.validate:
-        rng = random.Random(7)
-        pool = [(f, level) for f in found.values() for level in f.levels]
-        sample = [
-            materialize(f, level, rng.randrange(args.seeds))
-            for f, level in rng.choices(pool, k=args.validate)
-        ]
+    chosen = (
+        pool if args.validate == "all" else random.Random(7).sample(pool, min(int(args.validate), len(pool)))
+    )
+    journal = _journal()
+    todo = [entry for entry in chosen if entry[2] not in journal]
+    print(
+        f"{len(pool)} distinct instances; validating {len(chosen)} ({len(chosen) - len(todo)} already done)"
+    )
+    JOURNAL.parent.mkdir(parents=True, exist_ok=True)
+    opts = ValidateOptions(concurrency=args.concurrency)
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start : start + CHUNK]
+        tasks = [materialize(found[name], level, seed) for name, level, _, seed in chunk]
         t = time.perf_counter()
-        reports = asyncio.run(validate_tasks(sample, ValidateOptions(concurrency=2)))
-        seconds = time.perf_counter() - t
-        result["validated"] = {
-            "instances": len(sample),
-            "valid": sum(r.ok for r in reports),
-            "problems": [f"{r.task}: {p}" for r in reports for p in r.problems],
-            "seconds": round(seconds, 1),
-            "instances_per_minute": round(len(sample) / seconds * 60, 2),
-        }
+        reports = asyncio.run(validate_tasks(tasks, opts))
+        per_instance = (time.perf_counter() - t) / len(chunk)
+        with JOURNAL.open("a") as out:
+            for (name, level, digest, seed), report in zip(chunk, reports, strict=True):
+                entry = {"digest": digest, "instance": f"{name}-l{level}-s{seed}", "ok": report.ok}
+                entry |= {"problems": report.problems, "seconds": round(per_instance, 2)}
+                out.write(json.dumps(entry) + "\n")
+                journal[digest] = entry
+        done = sum(e[2] in journal for e in chosen)
+        print(
+            f"validated {done}/{len(chosen)}: {sum(not r.ok for r in reports)} invalid in this round",
+            flush=True,
+        )
+    entries = [journal[d] for _, _, d, _ in chosen]
+    seconds = sum(e["seconds"] for e in entries)
+    result["validated"] = {
+        "instances": len(entries),
+        "of": "all" if args.validate == "all" else f"a seeded sample of {len(chosen)}",
+        "valid": sum(e["ok"] for e in entries),
+        "invalid": {e["instance"]: e["problems"] for e in entries if not e["ok"]},
+        "concurrency": args.concurrency,
+        "seconds": round(seconds, 1),
+        "instances_per_minute": round(len(entries) / seconds * 60, 2) if seconds else None,
+    }
     write("families", result)
 
 

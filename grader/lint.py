@@ -203,6 +203,39 @@ def _located(problems: list[Problem], lines: list[int | None]) -> list[Problem]:
     return out
 
 
+ANSWER_PENALTY_CHECKS = ("transcript.final_answer_absent",)
+
+
+def _unguarded_answer(rubric: Rubric, file: str) -> list[Problem]:
+    """An answer rewarded for containing something, with no penalty for containing the wrong things.
+
+    Such a rubric pays an answer that lists every candidate (the spray cheats): pair it with a
+    negative `transcript.final_answer_absent` item naming the other candidates' values.
+    """
+    rewarded = [
+        index
+        for index, item in enumerate(rubric.items)
+        if isinstance(item, PythonItem)
+        and item.check == "transcript.final_answer_contains"
+        and item.points > 0
+    ]
+    guarded = any(
+        isinstance(item, PythonItem) and item.check in ANSWER_PENALTY_CHECKS and item.points < 0
+        for item in rubric.items
+    )
+    if not rewarded or guarded:
+        return []
+    return [
+        Problem(
+            file,
+            f"$.items[{rewarded[0]}]",
+            "the answer is rewarded for containing values but nothing penalises wrong or extra ones: "
+            "add a negative transcript.final_answer_absent item naming the other candidates",
+            severity="warning",
+        )
+    ]
+
+
 def _concrete(rubric: Rubric, index: int) -> list[Item]:
     item = rubric.items[index]
     # An initial_query foreach binds its slots only when grading: its texts are checked as written.
@@ -229,6 +262,7 @@ def lint_rubric(file: Path, report: LintReport) -> None:
         report.problems += _located(found, lines)
         warnings = _item_warnings(item, _concrete(rubric, index), f"$.items[{index}]", str(file))
         report.warnings += _located(warnings, lines)
+    report.warnings += _located(_unguarded_answer(rubric, str(file)), lines)
     expanded: dict[str, int] = {}
     for index, item in enumerate(rubric.items):
         if item.foreach is not None and item.foreach.initial_query is not None:

@@ -14,7 +14,9 @@ The Wilson 95% interval says how much to trust p; `confident` is true when
 the whole interval lies inside the band. Incomplete grades (an item could not
 be checked) are left out unless `include_incomplete` is set. A band is written
 to task.yaml (with its interval) only from at least `min_samples` complete
-grades: from 4 samples a 0/4 says little (its interval reaches 49%).
+grades: from 4 samples a 0/4 says little (its interval reaches 49%). A family's
+instances are measured together per level (`acme/product-price L0`) and the band is
+written to the family folder's bands.yaml, which every instance of that level carries.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from gym.tasks import Band, BandEvidence
 
@@ -110,6 +113,21 @@ def calibrate_scores(
     )
 
 
+def calibration_units(tasks) -> dict[str, list]:
+    """What a band is measured for: a plain task alone, a family's instances by level (`acme/x L0`).
+
+    One instance's few samples say little; the instances of a family level share a template, so
+    their rollouts are pooled and the band is stored for the level (families/bands.yaml).
+    """
+    from gym.families import family_level
+
+    units: dict[str, list] = {}
+    for task in tasks:
+        parts = family_level(task.key)
+        units.setdefault(f"{parts[0]} L{parts[1]}" if parts else task.key, []).append(task)
+    return units
+
+
 async def calibrate_run(
     store,
     req,
@@ -120,30 +138,42 @@ async def calibrate_run(
     min_samples: int = MIN_SAMPLES,
     progress=None,
 ) -> list[Calibration]:
-    """Run (or resume) the calibration batch `req`, then compute each task's band; save it when well measured."""
+    """Run (or resume) the calibration batch `req`, then compute each unit's band; save it when well measured."""
     from gym.batch import run_batch
-    from gym.tasks import save_band
 
     result = await run_batch(store, req, executor, progress)
     out = []
-    for task in req.tasks:
-        done = [r for r in result.rows if r.task == task.key and r.status == "done" and r.reward is not None]
-        scores = [Score(r.reward, bool(r.incomplete)) for r in done]
-        cal = calibrate_scores(task.key, scores, task.pass_threshold, include_incomplete=include_incomplete)
+    for unit, tasks in calibration_units(req.tasks).items():
+        keys = {t.key for t in tasks}
+        scores = [
+            Score(r.reward, bool(r.incomplete))
+            for r in result.rows
+            if r.task in keys and r.status == "done" and r.reward is not None
+        ]
+        cal = calibrate_scores(unit, scores, tasks[0].pass_threshold, include_incomplete=include_incomplete)
         if write and cal.band is not None and cal.samples >= min_samples:
             policy = req.policy + (f" {req.model}" if req.model else "")
-            save_band(
-                task,
-                cal.band,
-                BandEvidence(
-                    pass_rate=cal.pass_rate or 0.0,
-                    interval=(cal.low, cal.high),
-                    samples=cal.samples,
-                    policy=policy,
-                ),
+            evidence = BandEvidence(
+                pass_rate=cal.pass_rate or 0.0,
+                interval=(cal.low, cal.high),
+                samples=cal.samples,
+                policy=policy,
             )
+            _save(tasks, cal.band, evidence)
         out.append(cal)
     return out
+
+
+def _save(tasks, band: Band, evidence: BandEvidence) -> None:
+    from gym.families import families, family_level, save_family_band
+    from gym.tasks import save_band
+
+    parts = family_level(tasks[0].key)
+    if parts is None:
+        save_band(tasks[0], band, evidence)
+        return
+    world, name = parts[0].split("/")
+    save_family_band(families((Path("tasks") / world).resolve())[name], parts[1], band, evidence)
 
 
 def calibration_table(results: list[Calibration], *, written: bool = False, min_samples: int = MIN_SAMPLES):
@@ -151,7 +181,7 @@ def calibration_table(results: list[Calibration], *, written: bool = False, min_
     from rich.table import Table
 
     title = "calibration" + (
-        f" (bands from >= {min_samples} samples written to task.yaml)"
+        f" (bands from >= {min_samples} samples written to task.yaml, family levels to families/bands.yaml)"
         if written
         else " (dry run: nothing written)"
     )

@@ -45,11 +45,13 @@ from typing import Any
 import yaml
 
 from core.errors import TaskError
-from gym.tasks import Split, Task, discover_tasks, load_task, load_world
+from gym.tasks import Band, BandEvidence, Split, Task, discover_tasks, load_task, load_world
 
 INSTANCES = Path(".egym/instances")
+CACHE = Path(".egym/cache")
 INSTANCE_ID = re.compile(r"^(?P<family>[a-z0-9][a-z0-9-]*)-l(?P<level>\d+)-s(?P<seed>\d+)$")
 DEFAULT_SEEDS = 10
+BANDS_FILE = "bands.yaml"  # in the families folder: the calibrated band of each family level
 
 
 @dataclass
@@ -102,6 +104,39 @@ class Family:
         if self.split != "train":
             return self.split
         return {8: "val", 9: "test"}.get(int(instance.digest()[:8], 16) % 10, "train")
+
+
+def family_level(task_key: str) -> tuple[str, int] | None:
+    """`acme/product-price-l0-s3` -> (`acme/product-price`, 0); None for a task that is no instance."""
+    world, _, name = task_key.partition("/")
+    match = INSTANCE_ID.match(name)
+    return (f"{world}/{match['family']}", int(match["level"])) if match else None
+
+
+def family_bands(world_dir: Path) -> dict[str, dict[int, dict[str, Any]]]:
+    """The calibrated bands of a world's families: {family: {level: {band, calibration}}}."""
+    path = world_dir / "families" / BANDS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{path}: not valid YAML: {exc}") from None
+    return {
+        str(name): {int(level): entry for level, entry in levels.items()} for name, levels in data.items()
+    }
+
+
+def save_family_band(family: Family, level: int, band: Band, evidence: BandEvidence) -> None:
+    """Record a family level's calibrated band; its instances carry it from their next materialisation."""
+    path = family.world_dir / "families" / BANDS_FILE
+    bands = family_bands(family.world_dir)
+    bands.setdefault(family.name, {})[level] = {"band": band, "calibration": evidence.model_dump(mode="json")}
+    text = "# Written by `egym calibrate`: the band of each family level, measured over its instances.\n"
+    text += yaml.safe_dump({name: dict(sorted(levels.items())) for name, levels in sorted(bands.items())})
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def _import(path: Path, name: str) -> ModuleType:
@@ -164,6 +199,44 @@ def generate(family: Family, level: int, seed: int) -> Instance:
     return instance
 
 
+COUNT_SEEDS = 200  # the seeds `egym tasks list` counts distinct instances over
+
+
+def distinct_instances(family: Family, level: int, seeds: range = range(COUNT_SEEDS)) -> dict[str, int]:
+    """Each distinct instance of a family level (by content digest) and the first seed that makes it."""
+    found: dict[str, int] = {}
+    for seed in seeds:
+        found.setdefault(generate(family, level, seed).digest(), seed)
+    return found
+
+
+def instance_counts(world_dir: Path, *, progress=None) -> dict[str, dict[int, int]]:
+    """Distinct instances per family and level over seeds 0..COUNT_SEEDS-1, cached until a .py file changes.
+
+    The cache key is the hash of every Python file of the world (families, helpers, generator),
+    so an edited family or fact generator is recounted; `progress(name)` is called per family counted.
+    """
+    sources = sorted(p for p in world_dir.rglob("*.py") if "__pycache__" not in p.parts)
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + str(COUNT_SEEDS).encode()).hexdigest()
+    cache = CACHE / f"instance-counts-{world_dir.name}.json"
+    try:
+        stored = json.loads(cache.read_text())
+        if stored["key"] == key:
+            return {
+                name: {int(lv): n for lv, n in levels.items()} for name, levels in stored["counts"].items()
+            }
+    except (OSError, ValueError, KeyError):
+        pass
+    counts = {}
+    for name, family in families(world_dir).items():
+        counts[name] = {level: len(distinct_instances(family, level)) for level in family.levels}
+        if progress is not None:
+            progress(name)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"key": key, "counts": counts}))
+    return counts
+
+
 def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -> Task:
     """Write the instance as a task folder under `root` (unchanged bytes are not rewritten) and load it."""
     instance = generate(family, level, seed)
@@ -194,6 +267,7 @@ def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -
         **({"apps": instance.apps} if instance.apps is not None else {}),
         **({"limits": instance.limits} if instance.limits else {}),
         **({"initial_state": overlay} if overlay else {}),
+        **family_bands(family.world_dir).get(family.name, {}).get(level, {}),
     }
     files[folder / "task.yaml"] = yaml.safe_dump(task, sort_keys=False, allow_unicode=True).encode()
     files[folder / "solution" / "actions.yaml"] = yaml.safe_dump(
@@ -215,6 +289,80 @@ def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -
             tmp.write_bytes(data)
             tmp.replace(path)
     return load_task(folder)
+
+
+SCAFFOLD = '''"""{title}. Level 0: one value looked up in one table, answered in one line."""
+
+from __future__ import annotations
+
+from gym.families import Instance
+
+TITLE = "{title}"
+LEVELS = (0,)
+SPLIT = "train"  # "test" holds the whole family out of training
+ITEMS = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor")
+
+
+def generate(world, rng, level: int) -> Instance:
+    # The facts. This scaffold makes its own small table (the overlay SQL below); a real family
+    # picks them from `world` (what families/world.py returns) so the seeded company stays the source.
+    stock = {{item: rng.randrange(100, 1000) for item in ITEMS}}
+    item = rng.choice(ITEMS)
+    rows = ", ".join(f"('{{name}}', {{count}})" for name, count in stock.items())
+    others = sorted({{str(count) for name, count in stock.items() if count != stock[item]}})
+    return Instance(
+        prompt=f"How many units of {{item}} are in stock? The table is stock_levels.",
+        sql=(
+            "CREATE TABLE stock_levels (item text PRIMARY KEY, units integer NOT NULL);\\n"
+            f"INSERT INTO stock_levels VALUES {{rows}};\\n"
+            "GRANT SELECT ON stock_levels TO agent;\\n"
+        ),
+        rubric_items=[
+            {{
+                "id": "units",
+                "description": f"The answer gives {{stock[item]}} units of {{item}}",
+                "points": 2,
+                "kind": "python",
+                "check": "transcript.final_answer_contains",
+                # The value with a word boundary: '1234' must not pass for '123'.
+                "args": {{"regex": rf"(?<!\\d){{stock[item]}}(?!\\d)"}},
+            }},
+            {{
+                # Without this, an answer listing every number in the table would pass.
+                "id": "no-other-counts",
+                "description": "Penalty: the answer names other items' counts",
+                "points": -2,
+                "kind": "python",
+                "check": "transcript.final_answer_absent",
+                "args": {{"regex": "|".join(rf"(?<!\\d){{n}}(?!\\d)" for n in others)}},
+                "baseline_ok": True,
+                "baseline_reason": "A penalty: it holds until the answer names another count.",
+            }},
+        ],
+        solution=[
+            {{"tool": "db.query", "args": {{"sql": f"SELECT units FROM stock_levels WHERE item = '{{item}}'"}}}},
+            {{"answer": f"{{stock[item]}} units of {{item}} are in stock."}},
+        ],
+        apps=["postgres"],
+        limits={{"max_turns": 6, "time_limit_s": 300}},
+    )
+'''
+
+
+def write_scaffold(world_dir: Path, name: str) -> Path:
+    """A new family file that generates, lints and validates as it is: the starting point to edit."""
+    if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", name):
+        raise TaskError(f"{name!r}: a family name is lowercase words joined by dashes, e.g. order-status")
+    if not (world_dir / "world.yaml").is_file():
+        raise TaskError(f"{world_dir}: no world.yaml here; give --world a world folder, e.g. tasks/acme")
+    path = world_dir / "families" / f"{name.replace('-', '_')}.py"
+    if path.exists():
+        raise TaskError(f"{path} already exists; pick another name or edit it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    title = name.replace("-", " ").capitalize()
+    path.write_text(SCAFFOLD.format(title=title))
+    families.cache_clear()
+    return path
 
 
 def _world_yaml(world_dir: Path) -> bytes:

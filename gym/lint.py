@@ -19,6 +19,7 @@ import yaml
 from core.errors import EgymError, TaskError
 from grader.lint import LintReport, lint_rubric
 from grader.loader import Problem, rubric_for_task
+from gym.families import families, materialize
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import load_task, load_world
 
@@ -169,4 +170,29 @@ def lint(paths: list[str | Path]) -> LintReport:
         lint_task(file, report)
     for file in rubrics:
         lint_rubric(file, report)
+    for file in worlds:
+        lint_families(file.parent, report)
     return report
+
+
+LINT_SEEDS = range(3)  # instances generated per family level: enough to catch a generator's slips
+
+
+def lint_families(world_dir: Path, report: LintReport) -> None:
+    """Every family of the world at each level for a few seeds: it generates, and its instance lints."""
+    try:
+        found = families(world_dir.resolve())
+    except TaskError as exc:
+        report.problems.append(Problem(str(world_dir / "families"), "$", str(exc)))
+        return
+    for family in found.values():
+        file = world_dir / "families" / f"{family.name.replace('-', '_')}.py"
+        for level in family.levels:
+            for seed in LINT_SEEDS:
+                try:
+                    task = materialize(family, level, seed)
+                except TaskError as exc:
+                    report.problems.append(Problem(str(file), f"level {level} seed {seed}", str(exc)))
+                    break
+                lint_task(task.path / "task.yaml", report)
+                lint_rubric(rubric_for_task(task), report)

@@ -75,6 +75,21 @@ class CurriculumConfig(_Section):
         },
         description="Sampling weight per band; 'unbanded' covers tasks not calibrated yet. 0 excludes a band.",
     )
+    promote_at: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Live pass rate of a family level at which its next level joins the learning zone.",
+    )
+    window: int = Field(
+        32, ge=1, le=100_000, description="Rollouts per family level the live pass rate is over."
+    )
+    min_observed: int = Field(
+        8,
+        ge=1,
+        le=100_000,
+        description="Rollouts of a family level before its live pass rate replaces its band.",
+    )
 
     @model_validator(mode="after")
     def _known_bands(self) -> CurriculumConfig:

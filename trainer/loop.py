@@ -54,7 +54,15 @@ class GRPOTrainer:
         self.config = config
         self.rollouts = rollouts
         self.learner = learner
-        self.curriculum = Curriculum(train_tasks, config.tasks.curriculum.band_weights, config.seed)
+        curriculum = config.tasks.curriculum
+        self.curriculum = Curriculum(
+            train_tasks,
+            curriculum.band_weights,
+            config.seed,
+            promote_at=curriculum.promote_at,
+            window=curriculum.window,
+            min_observed=curriculum.min_observed,
+        )
         self.eval_tasks = eval_tasks or []
         out = Path(config.output_dir)
         self.metrics = MetricsLog(
@@ -110,6 +118,8 @@ class GRPOTrainer:
         tasks = self.curriculum.sample(self.config.rollout.tasks_per_step)
         seeds = [derive_seed(self.config.seed, "train", step, i) for i in range(len(tasks))]
         groups = self.rollouts.collect(tasks, self.config.rollout.group_size, seeds)
+        for group in groups:
+            self.curriculum.observe(group.task, [r.passed for r in group.rollouts])
         t_rollout = time.perf_counter() - started
         loss = self.config.loss
         items, stats = build_items(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.table import Table
 
-from gym.batch.report import fmt_points, score_table, task_scores
+from gym.batch.report import family_table, fmt_points, score_table, task_scores
 from gym.store import Store
 
 STATUS_STYLE = {
@@ -81,7 +81,8 @@ def run_detail(store: Store, run_id: str, *, limit: int = 200) -> RenderableType
             (row.error or "")[:120],
         )
     title = f"run {run.id}: {run.kind}, policy {run.policy}{f' model {run.model}' if run.model else ''}, {run.status}"
-    return Group(score_table(rows, title=title), table)
+    families = family_table(rows)
+    return Group(score_table(rows, title=title), *([families] if families is not None else []), table)
 
 
 def compare_table(store: Store, run_ids: list[str]) -> Table:

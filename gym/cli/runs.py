@@ -25,6 +25,7 @@ console = Console()
 STORE = typer.Option(
     None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE or .egym/runs.db)."
 )
+TASKS_HELP = "Task folders (or trees of them), families (acme/product-price, acme/product-price@0-199) or instance ids (acme/product-price-l0-s3)."
 POLICY = typer.Option(..., "--policy", "-p", help="Policy: oracle, null, openai, hf, ... or module:function.")
 MODEL = typer.Option(None, "--model", "-m", help="Model name for model-backed policies.")
 OPTIONS = typer.Option(
@@ -161,7 +162,7 @@ def rollout(
 
 
 def batch(
-    tasks: list[Path] = typer.Argument(..., help="Task folders or trees of them."),
+    tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,
@@ -188,7 +189,7 @@ def batch(
     from gym.batch import BatchRequest, run_batch
     from gym.batch.executors import make_executor
     from gym.batch.progress import RichProgress
-    from gym.batch.report import score_table
+    from gym.batch.report import family_table, score_table
 
     req = BatchRequest(
         tasks=_tasks(tasks),
@@ -209,6 +210,8 @@ def batch(
     finally:
         ex.close()
     console.print(score_table(result.rows, title=f"run {result.run_id} ({policy})"))
+    if (families := family_table(result.rows)) is not None:
+        console.print(families)
     notes = [f"{result.ran} ran", f"{result.skipped} already done", f"{result.failed} failed"]
     notes += [f"{result.reaped} orphan container(s) reaped"] if result.reaped else []
     console.print(", ".join(notes) + f"  [dim](egym runs {result.run_id})[/]")
@@ -251,7 +254,7 @@ def show(
 
 
 def validate(
-    tasks: list[Path] = typer.Argument(..., help="Task folders or trees of them."),
+    tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
     null_threshold: float = typer.Option(
         0.1, "--null-threshold", help="Most the null policy may score (fraction)."
     ),
@@ -279,7 +282,7 @@ def validate(
 
 
 def calibrate(
-    tasks: list[Path] = typer.Argument(..., help="Task folders or trees of them."),
+    tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,

@@ -21,32 +21,40 @@ def _worlds(worlds: list[Path] | None) -> list[Path]:
 @tasks_app.command("list")
 @friendly
 def list_(worlds: list[Path] = WORLDS) -> None:
-    """Every family (its levels and split) and every hand-written task, per world."""
+    """Every family (its levels, split and distinct instances) and every hand-written task, per world."""
     from rich.console import Console
     from rich.table import Table
 
-    from gym.families import families
+    from gym.families import COUNT_SEEDS, families, instance_counts
     from gym.tasks import discover_tasks
 
+    console = Console()
     table = Table(title="tasks", title_justify="left")
-    for column in ("world", "family / task", "levels", "split", "title"):
-        table.add_column(column)
-    count = 0
+    for column in ("world", "family / task", "levels", "instances", "split", "title"):
+        table.add_column(column, justify="right" if column == "instances" else "left")
+    n_families = n_instances = 0
     for world in _worlds(worlds):
+        with console.status(f"counting the instances of {world.name}'s families") as status:
+            counts = instance_counts(world, progress=lambda name: status.update(f"counted {name}"))
         for name, family in families(world).items():
-            levels = ",".join(map(str, family.levels))
+            per_level = counts.get(name, {})
             table.add_row(
                 world.name,
                 name,
-                levels,
+                ",".join(map(str, family.levels)),
+                " + ".join(str(per_level.get(level, 0)) for level in family.levels),
                 f"{family.split} (by seed)" if family.split == "train" else family.split,
                 family.title,
             )
-            count += 1
+            n_families += 1
+            n_instances += sum(per_level.values())
         for task in discover_tasks(world):
-            table.add_row(world.name, task.id, "-", task.split, task.title)
-    Console().print(table)
-    typer.echo(f"{count} families (instances: <family>-l<level>-s<seed>, any seed)")
+            table.add_row(world.name, task.id, "-", "1", task.split, task.title)
+    console.print(table)
+    typer.echo(
+        f"{n_families} families, {n_instances} distinct instances over seeds 0-{COUNT_SEEDS - 1} "
+        "(ids: <family>-l<level>-s<seed>)"
+    )
 
 
 @tasks_app.command("show")
@@ -87,5 +95,27 @@ def sample(
     typer.echo(f"{len(tasks)} instance(s)")
 
 
+new_app = typer.Typer(
+    help="Scaffolds: a new task family that lints and validates, to edit.", no_args_is_help=True
+)
+
+
+@new_app.command("family")
+@friendly
+def new_family(
+    name: str = typer.Argument(..., help="The family's name, e.g. order-status (a file order_status.py)."),
+    world: Path = typer.Option(Path("tasks/acme"), "--world", help="The world folder it belongs to."),
+) -> None:
+    """Write tasks/<world>/families/<name>.py: a working one-level family to turn into real work."""
+    from gym.families import write_scaffold
+
+    path = write_scaffold(world, name)
+    typer.echo(f"wrote {path}")
+    typer.echo(
+        f"next: egym tasks show {world.name}/{name}-l0-s0, then egym validate '{world.name}/{name}@0-3'"
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(tasks_app, name="tasks")
+    app.add_typer(new_app, name="new")

@@ -22,6 +22,7 @@ from sqlalchemy import Integer, case, cast, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from gym.batch.report import FamilyScores, family_scores
 from gym.calibrate import band_for, wilson_interval
 from gym.store import ItemResultRow, RolloutRow, RunRow
 
@@ -227,6 +228,14 @@ def task_table(s: Session, run_id: str | None = None) -> list[tuple[str, Stats]]
     if run_id is not None:
         query = query.where(RolloutRow.run_id == run_id)
     return [(row[0], _stats(row[1:])) for row in s.execute(query)]
+
+
+def family_levels(s: Session, run_id: str) -> list[FamilyScores]:
+    """Per family level of a run: instances solved, consistency, pass rate (empty: no family instances)."""
+    query = select(RolloutRow.task, RolloutRow.status, RolloutRow.reward, RolloutRow.passed).where(
+        RolloutRow.run_id == run_id, RolloutRow.task.like("%-l%-s%")
+    )
+    return family_scores(s.execute(query))
 
 
 def score_histogram(

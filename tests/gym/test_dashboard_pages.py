@@ -81,6 +81,17 @@ def store_url(tmp_path_factory):
         )
         store.record(row.id, trajectory=trajectory("w/t"), grade=g, passed=False, seconds=3.0)
     store.finish_run("run-a", "done")
+    # Family instances: level 0 solved at both seeds (consistent), level 1 failed at one.
+    outcomes = {"w/price-l0-s0": True, "w/price-l0-s1": True, "w/price-l1-s0": True, "w/price-l1-s1": False}
+    store.create_run("run-f", policy="scripted", tasks=list(outcomes), samples=1)
+    for row in store.add_rollouts("run-f", [(task, 0) for task in outcomes]):
+        store.claim(row.id, "test")
+        passed = outcomes[row.task]
+        item = ItemResult(id="answer", section="answer", points=2, status="pass" if passed else "fail")
+        item.earned = 2 if passed else 0
+        g = Grade(task=row.task, earned=item.earned, possible=2, normalized=item.earned / 2, items=[item])
+        store.record(row.id, trajectory=trajectory(row.task), grade=g, passed=passed, seconds=1.0)
+    store.finish_run("run-f", "done")
     store.close()
     return str(path)
 
@@ -176,6 +187,16 @@ def test_run_page_pages_its_rollouts(client, store_url):
     assert all(i in first.text for i in ids[:2]) and ids[2] not in first.text
     assert ids[2] in client.get("/runs/run-a?page=2").text
     assert client.get("/runs/run-a?page=abc").status_code == 200  # a bad page number is page 1
+
+
+def test_run_page_shows_pass_rate_and_consistency_per_family_level(client):
+    page = client.get("/runs/run-f").text
+    assert "1/2 family levels consistent" in page
+    rows = re.findall(r'<tr data-family="w/price" data-level="(\d)">(.*?)</tr>', page, re.S)
+    cells = {level: re.findall(r"<td[^>]*>([^<]*)</td>", body) for level, body in rows}
+    assert cells["0"][3] == "2/2 all" and cells["0"][6] == "100%"
+    assert cells["1"][3] == "1/2" and cells["1"][6] == "50%"
+    assert 'id="run-families"' not in client.get("/runs/run-a").text  # no family instances, no table
 
 
 def test_rollout_page_escapes_folds_and_shows_the_rubric(client, store_url):

@@ -21,10 +21,24 @@ GOOD = {
 }
 
 
-def _warnings(tmp_path: Path, item: dict) -> list[str]:
+# Pays nothing, so it needs no answer; it keeps the "nothing penalises wrong values" warning out of the way.
+ANSWER_PENALTY = {
+    "id": "no-other",
+    "description": "Penalty: other values",
+    "points": -1,
+    "kind": "python",
+    "check": "transcript.final_answer_absent",
+    "args": {"regex": "wrong"},
+    "baseline_ok": True,
+    "baseline_reason": "a penalty",
+}
+
+
+def _warnings(tmp_path: Path, item: dict, *, guarded: bool = True) -> list[str]:
     path = tmp_path / "rubrics" / "acme" / "t.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"task": "acme/t", "items": [GOOD, item]}, indent=1))
+    items = [GOOD, item, *([ANSWER_PENALTY] if guarded else [])]
+    path.write_text(json.dumps({"task": "acme/t", "items": items}, indent=1))
     report = lint([path])
     assert not report.problems, report.problems
     return [str(w).removeprefix(f"{path}:") for w in report.warnings]
@@ -79,6 +93,15 @@ def test_a_labelled_number_and_a_declared_penalty_are_fine(tmp_path):
         baseline_reason="a penalty",
     )
     assert _warnings(tmp_path / "p", penalty) == []
+
+
+def test_an_answer_rewarded_for_values_without_a_penalty_for_wrong_ones_is_warned(tmp_path):
+    contains = _item(check="transcript.final_answer_contains", args={"regex": "breaches\\D{0,20}15"})
+    assert _warnings(tmp_path / "a", contains, guarded=False) == [
+        "15: $.items[1]: warning: the answer is rewarded for containing values but nothing penalises wrong or "
+        "extra ones: add a negative transcript.final_answer_absent item naming the other candidates"
+    ]
+    assert _warnings(tmp_path / "b", contains) == []
 
 
 def _task_yaml(tmp_path: Path, body: str) -> Path:

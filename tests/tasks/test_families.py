@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import filecmp
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from core.errors import TaskError
-from gym.families import families, materialize, resolve
-from gym.lint import lint
+from gym.batch.report import family_scores
+from gym.calibrate import calibration_units
+from gym.families import families, family_level, materialize, resolve, save_family_band, write_scaffold
+from gym.lint import LintReport, lint, lint_families
+from gym.tasks import BandEvidence
 
 ACME = Path("tasks/acme").resolve()
 
@@ -23,10 +27,7 @@ def test_the_same_triple_gives_byte_identical_instances(tmp_path):
     materialize(family, 1, 7, tmp_path / "a")
     materialize(family, 1, 7, tmp_path / "b")
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
-    other = materialize(family, 1, 8, tmp_path / "c")
-    assert (
-        other.prompt != (tmp_path / "a").read_text if False else True
-    )  # different seeds may pick other facts
+    materialize(family, 1, 8, tmp_path / "c")  # another seed picks another product here
     assert not filecmp.cmp(
         tmp_path / "a/rubrics/acme/product-price-l1-s7.json",
         tmp_path / "c/rubrics/acme/product-price-l1-s8.json",
@@ -97,3 +98,73 @@ def test_every_family_instance_lints_clean(tmp_path):
     assert report.tasks == len(tasks) and not report.problems and not report.warnings, (
         report.problems + report.warnings
     )
+
+
+def _world(tmp_path: Path) -> Path:
+    world = tmp_path / "w"
+    world.mkdir()
+    (world / "world.yaml").write_text((ACME / "world.yaml").read_text())
+    return world
+
+
+def test_a_new_family_scaffold_generates_and_lints_clean(tmp_path):
+    world = _world(tmp_path)
+    path = write_scaffold(world, "stock-check")
+    assert path == world / "families" / "stock_check.py"
+    report = LintReport()
+    lint_families(world, report)
+    assert report.tasks == 3 and not report.problems and not report.warnings, (
+        report.problems + report.warnings
+    )
+    with pytest.raises(TaskError, match="already exists"):
+        write_scaffold(world, "stock-check")
+    with pytest.raises(TaskError, match="lowercase words joined by dashes"):
+        write_scaffold(world, "Stock Check")
+
+
+def test_a_family_levels_band_is_stored_once_and_carried_by_its_instances(tmp_path, monkeypatch):
+    world = _world(tmp_path)
+    write_scaffold(world, "stock-check")
+    family = families(world.resolve())["stock-check"]
+    tasks = [materialize(family, 0, s, tmp_path / "out") for s in range(3)]
+    assert all(t.band is None for t in tasks)
+    assert list(calibration_units(tasks)) == ["w/stock-check L0"]
+    evidence = BandEvidence(pass_rate=0.25, interval=(0.1, 0.5), samples=12, policy="hf smollm2")
+    save_family_band(family, 0, "target", evidence)
+    again = materialize(family, 0, 7, tmp_path / "out")
+    assert again.band == "target" and again.calibration == evidence
+
+
+def test_consistency_counts_a_family_level_only_when_every_sampled_seed_is_solved():
+    def row(task, passed):
+        return SimpleNamespace(task=task, status="done", reward=1.0 if passed else 0.0, passed=passed)
+
+    rows = [
+        row("acme/price-l0-s0", True),
+        row("acme/price-l0-s0", True),
+        row("acme/price-l0-s1", True),
+        row("acme/price-l1-s0", True),
+        row("acme/price-l1-s1", False),  # one failure: seed 1 of level 1 is not solved
+        row("acme/price-l1-s1", True),
+        row("acme/q1-close", True),  # a hand-written task: no family
+    ]
+    scores = {(s.family, s.level): s for s in family_scores(rows)}
+    assert set(scores) == {("acme/price", 0), ("acme/price", 1)}
+    assert scores["acme/price", 0].consistent and scores["acme/price", 0].solved == 2
+    assert not scores["acme/price", 1].consistent and scores["acme/price", 1].solved == 1
+    assert scores["acme/price", 1].pass_rate == pytest.approx(2 / 3)
+    assert family_level("acme/price-l1-s12") == ("acme/price", 1) and family_level("acme/q1-close") is None
+
+
+def test_tasks_list_counts_distinct_instances_per_family_level():
+    from typer.testing import CliRunner
+
+    from gym.cli import app
+    from gym.families import instance_counts
+
+    counts = instance_counts(ACME)
+    result = CliRunner().invoke(app, ["tasks", "list", str(ACME)])
+    assert result.exit_code == 0, result.output
+    total = sum(sum(levels.values()) for levels in counts.values())
+    assert f"{len(counts)} families, {total} distinct instances over seeds 0-199" in result.output
+    assert 0 < counts["invoice-status"][0] <= 136  # at most one instance per invoice

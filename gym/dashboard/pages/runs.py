@@ -27,6 +27,7 @@ def run_detail(request: Request) -> Response:
             raise not_found(f"No run '{run_id}' in the run store.")
         counts, edges = queries.score_histogram(s, run_id=run_id)
         tasks = queries.task_table(s, run_id)
+        families = queries.family_levels(s, run_id)
         status = request.query_params.get("status") or None
         rollouts = queries.rollout_page(
             s, page_number(request), c.config.per_page, run_id=run_id, status=status
@@ -40,6 +41,7 @@ def run_detail(request: Request) -> Response:
         stats=summary.stats,
         histogram=chart,
         tasks=tasks,
+        families=families,
         rollouts=rollouts,
         status=status,
     )
