@@ -244,8 +244,14 @@ async def validate_tasks(
 
 def report_table(reports: list[TaskReport]) -> Table:
     table = Table(title="egym validate", title_justify="left")
-    for name in ("task", "oracle", "null", "holes", "worst cheat", "destroy", "judge items", "result"):
-        table.add_column(name, justify="left" if name in ("task", "worst cheat") else "right")
+    for name in ("task", "oracle", "null", "holes", "worst cheat", "destroy", "judge", "result"):
+        # The task name folds rather than being cut short: instance ids share long prefixes.
+        table.add_column(
+            name,
+            justify="left" if name in ("task", "worst cheat") else "right",
+            overflow="fold" if name in ("task", "worst cheat") else "ellipsis",
+            min_width=12 if name == "task" else None,
+        )
     for r in reports:
         scored = {k: v for k, v in r.cheats.items() if k != "cheat-destroy"}
         worst = max(scored.items(), key=lambda kv: (kv[1].normalized, kv[1].raw), default=None)

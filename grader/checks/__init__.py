@@ -72,12 +72,19 @@ def _import(module: str, near: Path | None):
 
 
 def _package_root(module: str, near: Path | None) -> Path | None:
-    """The folder holding the module's top package, searched upward from the rubric file."""
+    """The folder holding the module's file, searched upward from the rubric file.
+
+    The file itself is looked for, not just its top package: a generated instance's rubric sits
+    in .egym/instances/rubrics/, whose `rubrics` folder holds no checks.
+    """
     if near is None:
         return None
-    top = module.split(".")[0]
+    relative = Path(*module.split("."))
     for folder in Path(near).resolve().parents:
-        if (folder / top).is_dir() and str(folder) not in sys.path:
+        found = (folder / relative).with_suffix(".py").is_file() or (
+            folder / relative / "__init__.py"
+        ).is_file()
+        if found and str(folder) not in sys.path:
             return folder
     return None
 

@@ -43,7 +43,9 @@ def box(request):
 def test_exit_code_and_interleaved_output(box):
     result = box.exec("echo out; echo err >&2; exit 3")
     assert result.exit_code == 3 and not result.ok and not result.timed_out and not result.truncated
-    assert result.output == "out\nerr\n"
+    # Both streams in one output. Docker carries them on two pipes, so under load their relative
+    # order can flip (seen in CI): lines written back to back are compared as a set.
+    assert sorted(result.output.splitlines(keepends=True)) == ["err\n", "out\n"]
     assert box.exec("true").ok
     assert box.exec(["no-such-program-egym"]).exit_code == 127
     killed = box.exec("kill -9 $$")

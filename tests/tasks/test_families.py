@@ -168,3 +168,16 @@ def test_tasks_list_counts_distinct_instances_per_family_level():
     total = sum(sum(levels.values()) for levels in counts.values())
     assert f"{len(counts)} families, {total} distinct instances over seeds 0-199" in result.output
     assert 0 < counts["invoice-status"][0] <= 136  # at most one instance per invoice
+
+
+def test_the_acme_library_has_the_breadth_training_needs():
+    from gym.families import instance_counts
+
+    found = families(ACME)
+    counts = instance_counts(ACME)
+    assert len(found) >= 30
+    assert sum(sum(levels.values()) for levels in counts.values()) >= 1000
+    assert sum(len(f.levels) >= 3 for f in found.values()) >= 10
+    assert sum(0 in f.levels for f in found.values()) >= 10
+    held_out = [name for name, f in found.items() if f.split == "test"]
+    assert 2 <= len(held_out) < len(found) // 2, held_out

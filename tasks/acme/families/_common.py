@@ -66,3 +66,88 @@ def sql_step(sql: str) -> dict[str, Any]:
 
 def quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+LIMITS_L2 = {"max_turns": 16, "time_limit_s": 600}
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+def count_regex(n: int, noun: str) -> str:
+    """A count next to what it counts ('3 open tickets', 'tickets: 3'), not a bare number."""
+    number = rf"(?<![\d.,]){n}(?![\d.,])"
+    return rf"(?i:{number}\D{{0,25}}(?:{noun})|(?:{noun})\D{{0,25}}{number})"
+
+
+def date_regex(day) -> str:
+    """A date as 2025-03-14, 14 March 2025, March 14 or 14.03.2025."""
+    month = MONTHS[day.month - 1]
+    return (
+        rf"(?i:{day.isoformat()}|(?<!\d){day.day}(?:st|nd|rd|th)?\s+(?:of\s+)?{month}|{month}\s+{day.day}(?!\d)"
+        rf"|(?<!\d)0?{day.day}\.0?{day.month}\.{day.year})"
+    )
+
+
+def full_name(person: dict[str, Any]) -> str:
+    return f"{person['first_name']} {person['last_name']}"
+
+
+def by_id(world, table: str) -> dict[int, dict[str, Any]]:
+    return {row["id"]: row for row in world[table].dicts()}
+
+
+def state(item_id: str, description: str, query: str, expected: Any, points: int = 3) -> dict[str, Any]:
+    """The database holds `expected` (the first column of the query's first row)."""
+    return {
+        "id": item_id,
+        "description": description,
+        "points": points,
+        "kind": "python",
+        "section": "database",
+        "check": "sql.value_equals",
+        "args": {"query": query, "expected": expected},
+    }
+
+
+def posted(
+    item_id: str, description: str, channel: str, all_of: list[str], points: int = 3
+) -> dict[str, Any]:
+    """A new post by the agent in `channel` (or `dm:a,b`) matching every regex of `all_of`."""
+    return {
+        "id": item_id,
+        "description": description,
+        "points": points,
+        "kind": "python",
+        "section": "chat",
+        "check": "rubrics.acme.checks:posted",
+        "args": {"channel": channel, "all_of": all_of},
+    }
+
+
+def execute_step(sql: str) -> dict[str, Any]:
+    return {"tool": "db.execute", "args": {"sql": sql}}
+
+
+def post_step(channel: str, message: str) -> dict[str, Any]:
+    return {"tool": "chat.post_message", "args": {"channel": channel, "message": message}}
+
+
+def dm_step(username: str, message: str) -> dict[str, Any]:
+    return {"tool": "chat.send_direct_message", "args": {"username": username, "message": message}}
+
+
+def dm(username: str, agent: str = "jordan.lee") -> str:
+    """The channel name checks use for the direct messages between the agent and `username`."""
+    return "dm:" + ",".join(sorted((agent, username)))

@@ -1,0 +1,86 @@
+"""What was billed. Level 0: how many lines an invoice has; level 1: its biggest line (product and amount)."""
+
+from __future__ import annotations
+
+from families._common import (
+    LIMITS_L0,
+    LIMITS_L1,
+    answer,
+    by_id,
+    count_regex,
+    money_regex,
+    no_spray,
+    quoted,
+    sql_step,
+    text_regex,
+)
+from gym.families import Instance
+
+TITLE = "The lines of an invoice"
+LEVELS = (0, 1)
+SPLIT = "train"
+
+
+def generate(world, rng, level: int) -> Instance:
+    products = by_id(world, "products")
+    lines: dict[int, list[dict]] = {}
+    for line in world["invoice_lines"].dicts():
+        lines.setdefault(line["invoice_id"], []).append(line)
+    invoices = by_id(world, "invoices")
+    if level == 0:
+        invoice = invoices[rng.choice(sorted(lines))]
+        n = len(lines[invoice["id"]])
+        others = sorted({len(ls) for ls in lines.values()} - {n})
+        return Instance(
+            prompt=f"How many lines does invoice {invoice['number']} have?",
+            rubric_items=[
+                answer("count", f"The answer says {n} lines", count_regex(n, "lines?")),
+                no_spray([count_regex(m, "lines?") for m in others], "another number of lines"),
+            ],
+            solution=[
+                sql_step(
+                    "SELECT count(*) AS lines FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id "
+                    f"WHERE i.number = {quoted(invoice['number'])}"
+                ),
+                {"answer": f"Invoice {invoice['number']} has {n} lines."},
+            ],
+            apps=["postgres"],
+            limits=LIMITS_L0,
+        )
+    # Only invoices whose biggest line is unambiguous.
+    clear = [
+        i
+        for i, ls in lines.items()
+        if len(ls) > 1
+        and sorted(row["line_total"] for row in ls)[-1] != sorted(row["line_total"] for row in ls)[-2]
+    ]
+    invoice = invoices[rng.choice(sorted(clear))]
+    mine = lines[invoice["id"]]
+    top = max(mine, key=lambda row: row["line_total"])
+    product = products[top["product_id"]]["name"]
+    return Instance(
+        prompt=f"Which product is the biggest line on invoice {invoice['number']}, and what is that line's total?",
+        rubric_items=[
+            answer("product", f"The answer names {product}", text_regex(product)),
+            answer("amount", f"The answer gives {top['line_total']}", money_regex(top["line_total"]), 3),
+            no_spray(
+                [money_regex(row["line_total"]) for row in mine if row["line_total"] != top["line_total"]]
+                + [
+                    text_regex(products[row["product_id"]]["name"])
+                    for row in mine
+                    if row["product_id"] != top["product_id"]
+                ],
+                "the invoice's other lines",
+            ),
+        ],
+        solution=[
+            sql_step(
+                "SELECT p.name, l.quantity, l.unit_price, l.line_total FROM invoice_lines l "
+                "JOIN invoices i ON i.id = l.invoice_id JOIN products p ON p.id = l.product_id "
+                f"WHERE i.number = {quoted(invoice['number'])} ORDER BY l.line_total DESC"
+            ),
+            {"answer": f"The biggest line on {invoice['number']} is {product}, {top['line_total']} EUR."},
+        ],
+        apps=["postgres"],
+        limits=LIMITS_L1,
+    )

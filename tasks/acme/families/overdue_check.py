@@ -1,0 +1,141 @@
+"""Late invoices on a given day. Level 0: a due date; level 1: is it overdue, by how many days; level 2: a customer's overdue total in #finance."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from decimal import Decimal
+
+from families._common import (
+    LIMITS_L0,
+    LIMITS_L1,
+    LIMITS_L2,
+    answer,
+    by_id,
+    count_regex,
+    date_regex,
+    money_regex,
+    no_spray,
+    post_step,
+    posted,
+    quoted,
+    sql_step,
+    text_regex,
+)
+from gym.families import Instance
+
+TITLE = "Overdue invoices"
+LEVELS = (0, 1, 2)
+SPLIT = "train"
+OPEN = ("sent", "partially_paid")
+
+
+def generate(world, rng, level: int) -> Instance:
+    invoices = world["invoices"].dicts()
+    customers = by_id(world, "customers")
+    if level == 0:
+        invoice = rng.choice(invoices)
+        others = sorted({date_regex(i["due_date"]) for i in invoices if i["due_date"] != invoice["due_date"]})
+        return Instance(
+            prompt=f"When is invoice {invoice['number']} due?",
+            rubric_items=[
+                answer("due", f"The answer gives {invoice['due_date']}", date_regex(invoice["due_date"])),
+                no_spray(others[:150], "other invoices' due dates"),
+            ],
+            solution=[
+                sql_step(f"SELECT number, due_date FROM invoices WHERE number = {quoted(invoice['number'])}"),
+                {"answer": f"Invoice {invoice['number']} is due on {invoice['due_date'].isoformat()}."},
+            ],
+            apps=["postgres"],
+            limits=LIMITS_L0,
+        )
+    open_ones = [i for i in invoices if i["status"] in OPEN]
+    if level == 1:
+        invoice = rng.choice(open_ones)
+        days = rng.choice([-9, -3, 4, 11, 25, 40])  # the day asked about, relative to the due date
+        today = invoice["due_date"] + dt.timedelta(days=days)
+        late = days > 0
+        verdict = (
+            rf"(?i:\b(yes|overdue|late)\b[^\n]{{0,40}}{count_regex(days, 'days?')}|{count_regex(days, 'days?')}[^\n]{{0,20}}(overdue|late))"
+            if late
+            else r"(?i:\bnot (yet )?(overdue|late|due)\b|\bno\b)"
+        )
+        wrong = (
+            r"(?i:\bnot (yet )?(overdue|late)\b)" if late else r"(?i:\bis overdue\b|\bdays? (overdue|late)\b)"
+        )
+        return Instance(
+            prompt=(
+                f"Today is {today.isoformat()}. Is invoice {invoice['number']} overdue (unpaid after its due "
+                "date)? If so, by how many days?"
+            ),
+            rubric_items=[
+                answer(
+                    "verdict",
+                    f"The answer says {'overdue by ' + str(days) + ' days' if late else 'not overdue'}",
+                    verdict,
+                    3,
+                ),
+                no_spray([wrong], "the opposite verdict"),
+            ],
+            solution=[
+                sql_step(
+                    f"SELECT number, due_date, status FROM invoices WHERE number = {quoted(invoice['number'])}"
+                ),
+                {
+                    "answer": f"Yes, overdue by {days} days (due {invoice['due_date'].isoformat()})."
+                    if late
+                    else f"No, it is not overdue yet: it is due on {invoice['due_date'].isoformat()}."
+                },
+            ],
+            apps=["postgres"],
+            limits=LIMITS_L1,
+        )
+    paid: dict[int, Decimal] = defaultdict(Decimal)
+    for p in world["payments"].dicts():
+        paid[p["invoice_id"]] += p["amount"]
+    today = rng.choice([dt.date(2025, 4, 1), dt.date(2025, 4, 15), dt.date(2025, 5, 1), dt.date(2025, 5, 15)])
+    overdue: dict[int, list[dict]] = defaultdict(list)
+    for i in open_ones:
+        if i["due_date"] < today:
+            overdue[i["customer_id"]].append(i)
+    customer = customers[rng.choice(sorted(overdue))]
+    mine = overdue[customer["id"]]
+    owed = sum((i["total"] - paid[i["id"]] for i in mine), Decimal(0))
+    return Instance(
+        prompt=(
+            f"Today is {today.isoformat()}. Post in #finance which invoices of {customer['name']} are overdue "
+            "(unpaid after their due date) and how much they still owe on them in total, after payments received."
+        ),
+        rubric_items=[
+            posted(
+                "invoices",
+                "The post names every overdue invoice",
+                "finance",
+                [text_regex(i["number"]) for i in mine],
+                2,
+            ),
+            posted(
+                "owed",
+                f"The post gives {len(mine)} overdue and {owed} owed",
+                "finance",
+                [text_regex(customer["name"]), money_regex(owed)],
+                4,
+            ),
+        ],
+        solution=[
+            sql_step(
+                "SELECT i.number, i.due_date, i.total - coalesce(sum(p.amount), 0) AS owed FROM invoices i "
+                "JOIN customers c ON c.id = i.customer_id LEFT JOIN payments p ON p.invoice_id = i.id "
+                f"WHERE c.name = {quoted(customer['name'])} AND i.status IN ('sent', 'partially_paid') "
+                f"AND i.due_date < DATE '{today.isoformat()}' GROUP BY i.id ORDER BY i.due_date"
+            ),
+            post_step(
+                "finance",
+                f"{customer['name']}: {len(mine)} overdue invoice(s) as of {today.isoformat()} "
+                f"({', '.join(i['number'] for i in mine)}), {owed} EUR still owed.",
+            ),
+            {"answer": f"Posted {customer['name']}'s overdue invoices in #finance."},
+        ],
+        apps=["postgres", "chat"],
+        limits=LIMITS_L2,
+    )
