@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -195,15 +196,24 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
         )
 
 
+def policies_for(opts: ValidateOptions) -> list[str]:
+    return ["oracle", "null"] + (list(CHEATS) if opts.cheats else [])
+
+
 async def validate_task(
-    task: Task, opts: ValidateOptions, limit: asyncio.Semaphore, with_judge: bool
+    task: Task,
+    opts: ValidateOptions,
+    limit: asyncio.Semaphore,
+    with_judge: bool,
+    on_rollout: Callable[[], None] = lambda: None,
 ) -> TaskReport:
     report = TaskReport(task.key)
-    policies = ["oracle", "null"] + (list(CHEATS) if opts.cheats else [])
+    policies = policies_for(opts)
 
     async def run(policy: str) -> Score:
         async with limit:
             outcome = await _rollout(task, policy, opts)
+        on_rollout()
         score = restrict(outcome.grade, with_judge=with_judge, error=outcome.error)
         if outcome.trajectory is not None and outcome.trajectory.stop_reason == "error":
             score.episode_error = outcome.trajectory.error
@@ -215,6 +225,8 @@ async def validate_task(
                 return restrict(await grade_untouched(task), with_judge=with_judge)
             except Exception as exc:  # noqa: BLE001 - reported as this task's problem
                 return Score(0.0, 0, [], describe_error(exc))
+            finally:
+                on_rollout()
 
     scores = await asyncio.gather(baseline(), *(run(p) for p in policies))
     report.baseline, report.oracle, report.null = scores[0], scores[1], scores[2]
@@ -239,7 +251,42 @@ async def validate_tasks(
     if console and not with_judge:
         console.print("[yellow]no judge model configured[/]: judge items are left out of validation")
     limit = asyncio.Semaphore(max(1, opts.concurrency))
-    return list(await asyncio.gather(*(validate_task(t, opts, limit, with_judge) for t in tasks)))
+    if console is None:
+        return list(await asyncio.gather(*(validate_task(t, opts, limit, with_judge) for t in tasks)))
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    # One step per sandbox run (the untouched state, oracle, null, each cheat); tasks finish as their last lands.
+    per_task = len(policies_for(opts)) + 1
+    with Progress(
+        TextColumn("validate"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs · {task.fields[tasks]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("validate", total=len(tasks) * per_task, tasks=f"0/{len(tasks)} tasks")
+        finished: list[TaskReport] = []
+
+        async def one(task: Task) -> TaskReport:
+            report = await validate_task(task, opts, limit, with_judge, lambda: progress.advance(bar))
+            finished.append(report)
+            invalid = sum(not r.ok for r in finished)
+            progress.update(
+                bar, tasks=f"{len(finished)}/{len(tasks)} tasks" + (f", {invalid} invalid" if invalid else "")
+            )
+            return report
+
+        return list(await asyncio.gather(*(one(t) for t in tasks)))
 
 
 def report_table(reports: list[TaskReport]) -> Table:

@@ -109,11 +109,25 @@ def _store(url: str | None):
     return Store(url)
 
 
-def _tasks(paths: list[Path]):
-    """Task folders, families (acme/product-price) and instance ids (acme/product-price-l0-s3)."""
+SEEDS = typer.Option(None, "--seeds", help="A family's seeds, e.g. 0-99 or 3,7 (default 0-9).")
+LEVELS = typer.Option(None, "--levels", help="A family's levels, e.g. 0 or 0-1 (default: all).")
+SPLIT = typer.Option(None, "--split", help="Keep only the train, val or test tasks and instances.")
+
+
+def _tasks(paths: list[Path], seeds: str | None = None, levels: str | None = None, split: str | None = None):
+    """Task folders, families (acme/product-price) and instance ids (acme/product-price-l0-s3), maybe of one split."""
+    from core.errors import TaskError
     from gym.families import resolve
 
-    return resolve(list(paths))
+    if split not in (None, "train", "val", "test"):
+        raise TaskError(f"--split {split!r}: expected train, val or test")
+    found = resolve(list(paths), seeds=seeds, levels=levels)
+    kept = [t for t in found if split is None or t.split == split]
+    if not kept:
+        raise TaskError(
+            f"none of the {len(found)} task(s) in {', '.join(map(str, paths))} is in the {split} split"
+        )
+    return kept
 
 
 def register(app: typer.Typer) -> None:
@@ -163,6 +177,9 @@ def rollout(
 
 def batch(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
+    seeds: str | None = SEEDS,
+    levels: str | None = LEVELS,
+    split: str | None = SPLIT,
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,
@@ -192,7 +209,7 @@ def batch(
     from gym.batch.report import family_table, score_table
 
     req = BatchRequest(
-        tasks=_tasks(tasks),
+        tasks=_tasks(tasks, seeds, levels, split),
         policy=policy,
         model=model,
         samples=samples,
@@ -255,6 +272,9 @@ def show(
 
 def validate(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
+    seeds: str | None = SEEDS,
+    levels: str | None = LEVELS,
+    split: str | None = SPLIT,
     null_threshold: float = typer.Option(
         0.1, "--null-threshold", help="Most the null policy may score (fraction)."
     ),
@@ -271,7 +291,7 @@ def validate(
         concurrency=concurrency,
         harness=harness_settings(harness),
     )
-    reports = run_async(validate_tasks(_tasks(tasks), opts, console=console))
+    reports = run_async(validate_tasks(_tasks(tasks, seeds, levels, split), opts, console=console))
     console.print(report_table(reports))
     bad = [r for r in reports if not r.ok]
     for report in bad:
@@ -283,6 +303,9 @@ def validate(
 
 def calibrate(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
+    seeds: str | None = SEEDS,
+    levels: str | None = LEVELS,
+    split: str | None = SPLIT,
     policy: str = POLICY,
     model: str | None = MODEL,
     option: list[str] = OPTIONS,
@@ -310,7 +333,7 @@ def calibrate(
     from gym.calibrate import calibrate_run, calibration_table
 
     req = BatchRequest(
-        tasks=_tasks(tasks),
+        tasks=_tasks(tasks, seeds, levels, split),
         policy=policy,
         model=model,
         samples=samples,

@@ -181,3 +181,16 @@ def test_the_acme_library_has_the_breadth_training_needs():
     assert sum(0 in f.levels for f in found.values()) >= 10
     held_out = [name for name, f in found.items() if f.split == "test"]
     assert 2 <= len(held_out) < len(found) // 2, held_out
+
+
+def test_commands_take_seeds_levels_and_a_split():
+    from gym.cli.runs import _tasks
+
+    val = _tasks(["acme/invoice-status"], seeds="0-59", levels="0", split="val")
+    assert val and {t.split for t in val} == {"val"} and all("-l0-" in t.key for t in val)
+    with pytest.raises(
+        TaskError, match="^none of the 20 task\\(s\\) in acme/customer-country is in the train split$"
+    ):
+        _tasks(["acme/customer-country"], split="train")
+    with pytest.raises(TaskError, match="expected train, val or test"):
+        _tasks(["acme/customer-country"], split="dev")
