@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from core.errors import EgymError, TaskError
+from core.errors import EgymError, RubricError, TaskError
 from grader.lint import LintReport, lint_rubric
-from grader.loader import Problem, rubric_for_task
+from grader.loader import Problem, load_rubric, rubric_for_task
 from gym.families import families, materialize
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import load_task, load_world
@@ -145,6 +145,43 @@ def lint_task(file: Path, report: LintReport) -> None:
     rubric = rubric_for_task(task)
     if rubric.parent.parent.is_dir() and not rubric.is_file():
         report.problems.append(Problem(str(file), "$.id", f"no rubric for this task (expected {rubric})"))
+    elif rubric.is_file():
+        report.warnings += prompt_passes(file, task.prompt, rubric)
+
+
+def prompt_passes(file: Path, prompt: str, rubric_file: Path) -> list[Problem]:
+    """Answer items the prompt itself passes: a policy that repeats the question earns them (cheat-claim)."""
+    try:
+        rubric = load_rubric(rubric_file)
+    except RubricError:
+        return []  # lint_rubric reports it
+    found = []
+    for item in rubric.items:
+        if (
+            item.foreach is not None
+            or item.points <= 0
+            or getattr(item, "check", None) != "transcript.final_answer_contains"
+        ):
+            continue
+        pattern = item.args.get("regex") or (
+            re.escape(item.args["text"]) if isinstance(item.args.get("text"), str) else None
+        )
+        flags = 0 if item.args.get("case_sensitive") else re.IGNORECASE
+        try:
+            hit = pattern is not None and re.search(pattern, prompt, flags)
+        except re.error:
+            continue  # lint_rubric warns about the pattern
+        if hit:
+            found.append(
+                Problem(
+                    str(file),
+                    "$.prompt",
+                    f"the prompt itself passes answer item {item.id!r} (it contains {hit.group(0)!r}): an answer that "
+                    "repeats the question earns it; label the value or reword the prompt",
+                    severity="warning",
+                )
+            )
+    return found
 
 
 def lint_world(file: Path, report: LintReport) -> None:

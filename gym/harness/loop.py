@@ -66,6 +66,8 @@ async def run_episode(
     try:
         async with Toolbox.open(sandbox, task, config) as toolbox:
             trajectory.meta["tools"] = toolbox.names()
+            # The schemas as the policy saw them: SFT data renders the prompt from them (gym.sft).
+            trajectory.meta["tool_schemas"] = toolbox.schemas()
             deadline = asyncio.timeout(limits.time_limit_s)
             try:
                 async with deadline:

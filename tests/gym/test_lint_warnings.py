@@ -161,3 +161,22 @@ def test_an_items_line_is_its_own_id_not_one_nested_in_its_args(tmp_path):
     report = lint([path])
     assert not report.problems, report.problems
     assert [(w.path, w.line) for w in report.warnings] == [("$.items[1].points", own_line)]
+
+
+def test_an_answer_item_the_prompt_itself_passes_is_warned(tmp_path):
+    file = _task_yaml(
+        tmp_path, "id: t\ntitle: T\nworld: acme\nprompt: Which segment is Globex in (enterprise or smb)?\n"
+    )
+    (file.parent / "solution").mkdir()
+    (file.parent / "solution" / "actions.yaml").write_text("- answer: enterprise\n")
+    rubric = tmp_path / "rubrics" / "acme" / "t.json"
+    rubric.parent.mkdir(parents=True)
+    segment = _item(
+        id="segment", check="transcript.final_answer_contains", args={"regex": "\\benterprise\\b"}
+    )
+    rubric.write_text(json.dumps({"task": "acme/t", "items": [segment, ANSWER_PENALTY]}))
+    warnings = [str(w) for w in lint([file]).warnings]
+    assert warnings == [
+        f"{file}:$.prompt: warning: the prompt itself passes answer item 'segment' (it contains 'enterprise'): "
+        "an answer that repeats the question earns it; label the value or reword the prompt"
+    ]

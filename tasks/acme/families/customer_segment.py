@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, count_regex, no_spray, quoted, sql_step, text_regex
+import re
+
+from families._common import LIMITS_L0, LIMITS_L1, answer, count_regex, no_spray, quoted, sql_step
 from gym.families import Instance
 
 TITLE = "A customer's segment and industry"
@@ -11,13 +13,18 @@ SPLIT = "train"
 SEGMENTS = ("enterprise", "mid-market", "smb")
 
 
+def _industry(name: str) -> str:
+    name = re.escape(name)
+    return rf"(?i:industry\W{{0,12}}(is\W{{0,3}})?{name}\b|\b{name}\W{{0,3}}(industry|sector)|\b(in|is)\s+(the\s+)?{name}\b)"
+
+
 def generate(world, rng, level: int) -> Instance:
     customers = world["customers"].dicts()
     customer = rng.choice(customers)
     if level == 0:
         segment = customer["segment"]
         return Instance(
-            prompt=f"Which segment is {customer['name']} in (enterprise, mid-market or smb)?",
+            prompt=f"Which customer segment is {customer['name']} in?",
             rubric_items=[
                 answer("segment", f"The answer says {segment}", rf"(?i:(?<![\w-]){segment}(?![\w-]))"),
                 no_spray(
@@ -38,12 +45,13 @@ def generate(world, rng, level: int) -> Instance:
     return Instance(
         prompt=f"What industry is {customer['name']} in, and how many of our customers (including it) are in that industry?",
         rubric_items=[
-            answer("industry", f"The answer says {industry}", text_regex(industry)),
+            # Labelled: a customer's name may hold its industry's word ("Pinecrest Insurance").
+            answer("industry", f"The answer says {industry}", _industry(industry)),
             answer(
                 "count", f"The answer says {n} customers", count_regex(n, "customers?|companies|of them"), 3
             ),
             no_spray(
-                [text_regex(i) for i in industries] + [count_regex(k, "customers?") for k in counts],
+                [_industry(i) for i in industries] + [count_regex(k, "customers?") for k in counts],
                 "other industries",
             ),
         ],

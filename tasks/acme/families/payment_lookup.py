@@ -36,7 +36,7 @@ def generate(world, rng, level: int) -> Instance:
         payment = rng.choice(payments)
         method = payment["method"]
         return Instance(
-            prompt=f"How was the payment with reference {payment['reference']} made (bank transfer, card or direct debit)?",
+            prompt=f"Which payment method was used for the payment with reference {payment['reference']}?",
             rubric_items=[
                 answer("method", f"The answer says {method}", rf"(?i:\b{METHODS[method]}\b)"),
                 no_spray(

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 from families._common import LIMITS_L0, LIMITS_L1, answer, no_spray, quoted, sql_step, text_regex
 from gym.families import Instance
 
 TITLE = "A product in the catalogue"
 LEVELS = (0, 1)
 SPLIT = "test"  # held out: never trained on
+
+
+def _category(name: str) -> str:
+    return rf"(?i:categor\w*\W{{0,12}}(is\W{{0,3}})?{name}\b|\b{name}\W{{0,3}}categor)"
+
+
+def _unit(unit: str) -> str:
+    unit = re.escape(unit)
+    return rf"(?i:\bper\W{{0,3}}{unit}(?![\w/])|\bunit\W{{0,12}}(is\W{{0,3}})?{unit}(?![\w/]))"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -29,21 +40,22 @@ def generate(world, rng, level: int) -> Instance:
     categories = sorted({p["category"] for p in products} - {product["category"]})
     return Instance(
         prompt=(
-            f"For {product['name']}: what category is it in, what unit is it sold per, and is it still active "
-            "(still sold)?"
+            f"For {product['name']}: what category is it in, what unit is it sold per, and can customers "
+            "still order it?"
         ),
         rubric_items=[
-            answer("category", f"The answer says {product['category']}", text_regex(product["category"])),
-            answer("unit", f"The answer says per {product['unit']}", text_regex(product["unit"]), 1),
+            # Labelled: a product's name may hold its category's word ("Administrator Training").
+            answer("category", f"The answer says {product['category']}", _category(product["category"])),
+            answer("unit", f"The answer says per {product['unit']}", _unit(product["unit"]), 1),
             answer(
                 "active",
                 f"The answer says it is {sold}",
-                r"(?i:\b(still|is) (sold|active)\b|\bactive\b)"
+                r"(?i:\b(still (sold|active|available|offered)|is active)\b)"
                 if product["active"]
                 else r"(?i:\b(not|no longer|inactive|discontinued)\b)",
             ),
             no_spray(
-                [text_regex(c) for c in categories]
+                [_category(c) for c in categories]
                 + [
                     r"(?i:\b(not|no longer|inactive|discontinued)\b)"
                     if product["active"]

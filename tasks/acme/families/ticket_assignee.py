@@ -25,6 +25,7 @@ TITLE = "Who is assigned to a support ticket"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 OPEN = ("new", "open", "pending")
+OPEN_TICKETS = r"open (support )?tickets?"  # not just "tickets": the prompt says "ticket 5"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -65,10 +66,10 @@ def generate(world, rng, level: int) -> Instance:
             ),
             rubric_items=[
                 answer("email", f"The answer gives {agent['email']}", text_regex(agent["email"])),
-                answer("load", f"The answer says {n} open tickets", count_regex(n, "tickets?"), 3),
+                answer("load", f"The answer says {n} open tickets", count_regex(n, OPEN_TICKETS), 3),
                 no_spray(
                     [text_regex(people[a]["email"]) for a in agents if a != agent["id"]]
-                    + [count_regex(k, "tickets?") for k in sorted(set(load.values()) - {n})],
+                    + [count_regex(k, OPEN_TICKETS) for k in sorted(set(load.values()) - {n})],
                     "other agents' e-mails or loads",
                 ),
             ],

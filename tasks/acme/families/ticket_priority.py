@@ -22,6 +22,9 @@ TITLE = "A support ticket's priority and SLA"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 PRIORITIES = ("low", "normal", "high", "urgent")
+# The verdict in words the prompt does not use (a policy restating the prompt must not pass).
+MET = r"(?i:\b(was met|is met|were met|met the|met its|within|in time|on time)\b)"
+MISSED = r"(?i:\b(missed|breach\w*|not met|late|exceeded|too slow)\b)"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -51,7 +54,7 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=(
                 f"Support ticket {ticket['id']}: how many hours does its priority allow for the first response "
-                "(sla_policies), and was that met?"
+                "(sla_policies), and was the first response fast enough?"
             ),
             rubric_items=[
                 answer("hours", f"The answer says {hours} hours", count_regex(hours, "hours?|h\\b")),

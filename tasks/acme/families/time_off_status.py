@@ -10,7 +10,6 @@ from families._common import (
     answer,
     by_id,
     count_regex,
-    date_regex,
     full_name,
     no_spray,
     sql_step,
@@ -67,7 +66,6 @@ def generate(world, rng, level: int) -> Instance:
                 count_regex(days, "(working |business |work )?days?"),
                 3,
             ),
-            answer("end", "The answer restates the end date", date_regex(request["end_date"]), 1),
             no_spray(
                 [count_regex(k, "(working |business |work )?days?") for k in range(0, 30) if k != days],
                 "another number of days",
