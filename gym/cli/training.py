@@ -65,3 +65,48 @@ def register(app: typer.Typer) -> None:
             f"metrics {cfg.output_dir}/{cfg.logging.metrics_file}, checkpoints {cfg.checkpoint_dir}",
             soft_wrap=True,
         )
+
+    @app.command("sft")
+    @friendly
+    def sft(
+        config: str = typer.Argument(..., help="SFT config YAML (see trainer/configs/sft-smollm2.yaml)."),
+        overrides: list[str] = typer.Argument(
+            None, help="Dotted overrides, e.g. data=.egym/sft/l0 epochs=2."
+        ),
+    ) -> None:
+        """Fine-tune on `egym sft-data` examples (the warm start before GRPO); writes <output_dir>/model."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from trainer.sft import load_sft_config, run_sft
+
+        cfg = load_sft_config(config, overrides or [])
+        console = Console()
+        console.print(
+            f"fine-tuning {cfg.model.path} on {cfg.data} for {cfg.epochs} epoch(s) -> {cfg.output_dir}"
+        )
+        with Progress(
+            TextColumn("sft"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("steps · loss {task.fields[loss]} · {task.fields[speed]} tok/s"),
+            TimeRemainingColumn(),
+            console=console,
+        ) as progress:
+            bar = progress.add_task("sft", total=None, loss="-", speed="-")
+
+            def shown(record: dict[str, Any]) -> None:
+                progress.update(
+                    bar,
+                    completed=record["step"],
+                    total=record["steps_total"],
+                    loss=f"{record['loss']:.3f}",
+                    speed=f"{record['tokens_per_s']:.0f}",
+                )
+
+            records = run_sft(cfg, on_step=shown)
+        console.print(
+            f"done: {len(records)} steps, loss {records[0]['loss']:.3f} -> {records[-1]['loss']:.3f}; "
+            f"model {cfg.output_dir}/model (use it as --model or model.path), metrics {cfg.output_dir}/metrics.jsonl",
+            soft_wrap=True,
+        )

@@ -1,0 +1,179 @@
+"""Supervised fine-tuning on `egym sft-data` examples: masked cross-entropy on the completions only.
+
+    egym sft trainer/configs/sft-smollm2.yaml data=.egym/sft/l0 output_dir=runs/sft-l0
+
+Plain torch, not TRL's SFTTrainer: the examples are already token ids exactly as the policy
+sees them (prompt and completion rendered by gym.policies.chat_render), so the loop is a few
+lines, has no tokenisation step that could drift from the policy's, and shares the model
+loading (full or LoRA) with the GRPO learner. The result is an ordinary transformers folder
+(`<output_dir>/model`, a LoRA adapter merged in) that every policy loads and that `egym train`
+starts from with `model.path=<output_dir>/model`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import Field, ValidationError
+
+from core.errors import ConfigError
+from core.overrides import apply_overrides, read_yaml
+from core.validation import describe_validation_error
+from trainer.config import ModelConfig, _Section
+
+
+class SFTConfig(_Section):
+    """Everything `egym sft` needs."""
+
+    seed: int = Field(0, description="Seeds the shuffling and the initialisation of a LoRA adapter.")
+    data: str = Field(description="Dataset folder written by `egym sft-data`.")
+    output_dir: str = Field(
+        "runs/sft", description="metrics.jsonl and the fine-tuned model (model/) go here."
+    )
+    model: ModelConfig
+    epochs: int = Field(3, ge=1, le=1000, description="Passes over the examples.")
+    lr: float = Field(5e-5, gt=0, le=1, description="Peak learning rate (AdamW), after a linear warm-up.")
+    warmup: float = Field(0.1, ge=0, le=1, description="Share of the steps spent warming up.")
+    weight_decay: float = Field(0.0, ge=0, le=1)
+    batch_size: int = Field(8, ge=1, le=4096, description="Examples per optimizer step.")
+    micro_batch_size: int = Field(4, ge=1, le=4096, description="Examples per forward pass.")
+    max_length: int = Field(
+        4096, ge=16, le=1_000_000, description="Longest prompt + completion; longer prompts lose their start."
+    )
+    max_grad_norm: float = Field(1.0, gt=0)
+    threads: int | None = Field(None, ge=1, le=1024, description="torch CPU threads (default: torch's).")
+
+
+def load_sft_config(path: str | Path, overrides: list[str] | None = None) -> SFTConfig:
+    data = apply_overrides(read_yaml(path), overrides or [])
+    try:
+        return SFTConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {describe_validation_error(exc, model=SFTConfig)}") from None
+
+
+def _sequences(examples: list[dict[str, Any]], max_length: int) -> list[tuple[list[int], int]]:
+    """(token ids, where the completion starts) per example; a long prompt loses its oldest tokens."""
+    out = []
+    for example in examples:
+        prompt, completion = example["prompt_ids"], example["completion_ids"]
+        if not completion:
+            continue
+        keep = max(0, max_length - len(completion))
+        prompt = prompt[len(prompt) - keep :] if keep else []
+        out.append(((prompt + completion)[-max_length:], min(len(prompt), max_length - 1)))
+    return out
+
+
+def _batch_loss(
+    model: Any, batch: list[tuple[list[int], int]], pad: int, device: torch.device
+) -> tuple[torch.Tensor, int]:
+    """Summed cross-entropy over the completion tokens of `batch`, and how many there were."""
+    width = max(len(ids) for ids, _ in batch)
+    input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+    labels = torch.full((len(batch), width), -100, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, (ids, start) in enumerate(batch):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        labels[row, start : len(ids)] = torch.tensor(ids[start:])
+        attention[row, : len(ids)] = 1
+    logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits[:, :-1]
+    targets = labels[:, 1:].to(device)
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-100, reduction="sum"
+    )
+    return loss, int((targets != -100).sum())
+
+
+def run_sft(
+    config: SFTConfig, on_step: Callable[[dict[str, Any]], None] | None = None
+) -> list[dict[str, Any]]:
+    """Fine-tune, write metrics.jsonl and `<output_dir>/model`; returns every step's record."""
+    from gym.sft import read_dataset
+    from trainer.model import default_device, load_policy
+
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    device = default_device()
+    model, tokenizer = load_policy(config.model, config.seed, device)
+    examples = read_dataset(Path(config.data), tokenizer)
+    sequences = _sequences(examples, config.max_length)
+    if not sequences:
+        raise ConfigError(f"{config.data}: no examples to train on")
+    steps_per_epoch = math.ceil(len(sequences) / config.batch_size)
+    total = steps_per_epoch * config.epochs
+    warmup = max(1, round(total * config.warmup))
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))
+    )
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(config.model_dump(mode="json"), indent=1) + "\n")
+    records: list[dict[str, Any]] = []
+    rng = random.Random(config.seed)
+    model.train()
+    step = 0
+    with (out / "metrics.jsonl").open("w") as metrics:
+        for epoch in range(config.epochs):
+            order = list(range(len(sequences)))
+            rng.shuffle(order)
+            for first in range(0, len(order), config.batch_size):
+                started = time.perf_counter()
+                chosen = [sequences[i] for i in order[first : first + config.batch_size]]
+                tokens = sum(len(ids) - start for ids, start in chosen)
+                optimizer.zero_grad(set_to_none=True)
+                total_loss = 0.0
+                for micro in range(0, len(chosen), config.micro_batch_size):
+                    loss, _ = _batch_loss(
+                        model, chosen[micro : micro + config.micro_batch_size], tokenizer.pad_token_id, device
+                    )
+                    (loss / tokens).backward()
+                    total_loss += float(loss.detach())
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
+                optimizer.step()
+                schedule.step()
+                step += 1
+                seconds = time.perf_counter() - started
+                record = {
+                    "step": step,
+                    "epoch": epoch + 1,
+                    "loss": total_loss / tokens,
+                    "grad_norm": grad_norm,
+                    "lr": optimizer.param_groups[0]["lr"],
+                    "examples": len(chosen),
+                    "tokens": tokens,
+                    "time_step": seconds,
+                    "tokens_per_s": sum(len(ids) for ids, _ in chosen) / seconds,
+                    "steps_total": total,
+                }
+                metrics.write(json.dumps(record) + "\n")
+                metrics.flush()
+                records.append(record)
+                if on_step is not None:
+                    on_step(record)
+    _save(model, tokenizer, out / "model")
+    return records
+
+
+def _save(model: Any, tokenizer: Any, folder: Path) -> None:
+    """An ordinary transformers folder (LoRA merged in), written beside and then moved into place."""
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    tmp = folder.with_name(folder.name + ".tmp")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    tmp.replace(folder)
