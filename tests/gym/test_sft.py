@@ -137,4 +137,4 @@ def test_fine_tuning_lowers_the_loss_and_writes_a_model_every_policy_loads(tmp_p
     lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in lines] == list(range(1, 7))
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "run" / "model")
-    assert model.config.vocab_size == len(tokenizer) or model.config.vocab_size >= tokenizer.vocab_size
+    assert model.num_parameters() > 100_000_000  # the whole model, not an adapter
