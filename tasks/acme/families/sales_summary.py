@@ -17,7 +17,7 @@ from families._common import (
     sql_step,
     text_regex,
 )
-from families._finance import LIMITS_L2, eur, month_after, month_label, slug
+from families._finance import LIMITS_L2, check, eur, month_after, month_label, slug
 from gym.families import Instance
 
 TITLE = "Won deals per account executive"
@@ -124,8 +124,9 @@ def generate(world, rng, level: int) -> Instance:
     total = sum(amount.values(), Decimal(0))
     top = full_name(people[ranked[0]])
     n = len(ranked) + 1
+    names = [full_name(people[r]) for r in ranked]
     rows = [["Account executive", "Deals won", "Won amount (EUR)"]]
-    rows += [[full_name(people[r]), len(deals[r]), float(amount[r])] for r in ranked]
+    rows += [[name, len(deals[r]), float(amount[r])] for r, name in zip(ranked, names, strict=True)]
     rows += [["Total", f"=SUM(B2:B{n})", f"=SUM(C2:C{n})"]]
     return Instance(
         prompt=(
@@ -136,73 +137,62 @@ def generate(world, rng, level: int) -> Instance:
             "and say who the top rep was."
         ),
         rubric_items=[
-            {
-                "id": f"rep-{slug(full_name(people[r]))}",
-                "description": f"A row for {full_name(people[r])} shows {len(deals[r])} deals and {amount[r]} EUR",
-                "points": 3,
-                "kind": "python",
-                "section": "spreadsheet",
-                "check": "rubrics.acme.checks:sheet_row",
-                "args": {
-                    "path": path,
-                    "key": full_name(people[r]),
-                    "values": [len(deals[r]), float(amount[r])],
-                },
-            }
-            for r in ranked
+            check(
+                f"rep-{slug(name)}",
+                f"A row for {name} shows {len(deals[r])} deals and {amount[r]} EUR",
+                "sheet_row",
+                {"path": path, "key": name, "values": [len(deals[r]), float(amount[r])]},
+                3,
+                "spreadsheet",
+            )
+            for r, name in zip(ranked, names, strict=True)
         ]
         + [
-            {
-                "id": "sorted",
-                "description": "Rows are sorted by amount, highest first",
-                "points": 2,
-                "kind": "python",
-                "section": "spreadsheet",
-                "check": "rubrics.acme.checks:rows_in_order",
-                "args": {"path": path, "keys": [full_name(people[r]) for r in ranked]},
-            },
+            check(
+                "sorted",
+                "Rows are sorted by amount, highest first",
+                "rows_in_order",
+                {"path": path, "keys": names},
+                2,
+                "spreadsheet",
+            ),
             *(
-                {
-                    "id": f"total-{col}",
-                    "description": f"The Total row computes {value} in column {col} with SUM",
-                    "points": 2,
-                    "kind": "python",
-                    "section": "spreadsheet",
-                    "check": "rubrics.acme.checks:labelled_total",
-                    "args": {"path": path, "label": "Total", "column": col, "expected": value},
-                }
+                check(
+                    f"total-{col}",
+                    f"The Total row computes {value} in column {col} with SUM",
+                    "labelled_total",
+                    {"path": path, "label": "Total", "column": col, "expected": value},
+                    2,
+                    "spreadsheet",
+                )
                 for col, value in (("B", count), ("C", float(total)))
             ),
-            {
-                "id": "no-idle-rep",
-                "description": f"Penalty: the sheet lists {idle[0]}, who won no deal in the period",
-                "points": -2,
-                "kind": "python",
-                "section": "penalties",
-                "check": "rubrics.acme.checks:sheet_row",
-                "args": {"path": path, "key": idle[0], "values": []},
-                "negate": True,
-                "baseline_ok": True,
-                "baseline_reason": f"A penalty: it holds unless the sheet lists {idle[0]}.",
-            },
-            {
-                "id": "shared",
-                "description": "The file was shared in #sales",
-                "points": 3,
-                "kind": "python",
-                "section": "chat",
-                "check": "rubrics.acme.checks:shared_file",
-                "args": {"channel": "sales", "name": path.rsplit("/", 1)[1]},
-            },
-            {
-                "id": "top-rep",
-                "description": f"A post in #sales names {top} as the top rep",
-                "points": 2,
-                "kind": "python",
-                "section": "chat",
-                "check": "rubrics.acme.checks:posted",
-                "args": {"channel": "sales", "all_of": [text_regex(top)]},
-            },
+            check(
+                "no-idle-rep",
+                f"Penalty: the sheet lists {idle[0]}, who won no deal in the period",
+                "sheet_row",
+                {"path": path, "key": idle[0], "values": []},
+                -2,
+                "penalties",
+                negate=True,
+                reason=f"A penalty: it holds unless the sheet lists {idle[0]}.",
+            ),
+            check(
+                "shared",
+                "The file was shared in #sales",
+                "shared_file",
+                {"channel": "sales", "name": path.rsplit("/", 1)[1]},
+                3,
+                "chat",
+            ),
+            check(
+                "top-rep",
+                f"A post in #sales names {top} as the top rep",
+                "posted",
+                {"channel": "sales", "all_of": [text_regex(top)]},
+                2,
+                "chat",
+            ),
         ],
         solution=[
             sql_step(_query(first, last)),
