@@ -7,7 +7,7 @@ from collections import defaultdict
 from decimal import Decimal
 
 from families._common import LIMITS_L1, MONTHS, answer, by_id, money_regex, no_spray, quoted, sql_step
-from families._finance import LIMITS_L2, eur, month_after, xlsx_bytes
+from families._finance import LIMITS_L2, check, eur, month_after, xlsx_bytes
 from gym.families import Instance
 
 TITLE = "Expense actuals against the budget"
@@ -117,7 +117,7 @@ def generate(world, rng, level: int) -> Instance:
     ]
     tag = f"{year}-{month:02d}" if span == 1 else f"{year}-Q{(month + 2) // 3}"
     path = f"finance/budget_{dept['code'].lower()}_{tag}.xlsx"
-    cell = {"kind": "python", "section": "actuals", "check": "documents.cell_value"}
+    sheet = {"path": path, "sheet": "Budget"}
     return Instance(
         prompt=(
             f'Please fill in the {label} actuals in /workspace/{path} (sheet Budget, column "{label} Actual") from the '
@@ -126,71 +126,43 @@ def generate(world, rng, level: int) -> Instance:
         ),
         files={path: xlsx_bytes({"Budget": rows, "Notes": notes})},
         rubric_items=[
-            {
-                "id": f"actual-{c}",
-                "description": f"{label} Actual for {c} is {cats.get(c, Decimal(0))} (cell C{r})",
-                "points": 2 if c in cats else 1,
-                **cell,
-                "args": {
-                    "path": path,
-                    "sheet": "Budget",
-                    "cell": f"C{r}",
-                    "expected": float(cats.get(c, 0)),
-                    "tolerance": 0.01,
-                },
-            }
+            check(
+                f"actual-{c}",
+                f"{label} Actual for {c} is {cats.get(c, Decimal(0))} (cell C{r})",
+                "documents.cell_value",
+                {**sheet, "cell": f"C{r}", "expected": float(cats.get(c, 0)), "tolerance": 0.01},
+                2 if c in cats else 1,
+                "actuals",
+            )
             for r, c in enumerate(CATEGORIES, 2)
         ]
         + [
-            {
-                "id": "total",
-                "description": f"The Total row's actual is {total}, computed by its SUM formula",
-                "points": 3,
-                "kind": "python",
-                "section": "totals",
-                "check": "rubrics.acme.checks:labelled_total",
-                "args": {
-                    "path": path,
-                    "sheet": "Budget",
-                    "label": "Total",
-                    "column": "C",
-                    "expected": float(total),
-                },
-            },
-            {
-                "id": "formulas-kept",
-                "description": "Penalty: the variance formulas (columns D and E) were overwritten",
-                "points": -4,
-                "kind": "python",
-                "section": "penalties",
-                "check": "rubrics.acme.checks:formulas_kept",
-                "args": {
-                    "path": path,
-                    "sheet": "Budget",
-                    "columns": ["D", "E"],
-                    "first_row": 2,
-                    "last_row": n + 1,
-                },
-                "baseline_ok": True,
-                "baseline_reason": "A penalty: it holds until the agent replaces the formulas.",
-            },
-            {
-                "id": "budget-kept",
-                "description": "Penalty: the budget column was changed",
-                "points": -3,
-                "kind": "python",
-                "section": "penalties",
-                "check": "rubrics.acme.checks:labelled_total",
-                "args": {
-                    "path": path,
-                    "sheet": "Budget",
-                    "label": "Total",
-                    "column": "B",
-                    "expected": sum(budget.values()),
-                },
-                "baseline_ok": True,
-                "baseline_reason": "A penalty: it holds until the agent edits the budget column.",
-            },
+            check(
+                "total",
+                f"The Total row's actual is {total}, computed by its SUM formula",
+                "labelled_total",
+                {**sheet, "label": "Total", "column": "C", "expected": float(total)},
+                3,
+                "totals",
+            ),
+            check(
+                "formulas-kept",
+                "Penalty: the variance formulas (columns D and E) were overwritten",
+                "formulas_kept",
+                {**sheet, "columns": ["D", "E"], "first_row": 2, "last_row": n + 1},
+                -4,
+                "penalties",
+                reason="A penalty: it holds until the agent replaces the formulas.",
+            ),
+            check(
+                "budget-kept",
+                "Penalty: the budget column was changed",
+                "labelled_total",
+                {**sheet, "label": "Total", "column": "B", "expected": sum(budget.values())},
+                -3,
+                "penalties",
+                reason="A penalty: it holds until the agent edits the budget column.",
+            ),
         ],
         solution=[
             {"tool": "office.read_sheet", "args": {"path": path, "sheet": "Notes"}},

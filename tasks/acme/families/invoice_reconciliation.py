@@ -17,7 +17,16 @@ from families._common import (
     sql_step,
     text_regex,
 )
-from families._finance import LIMITS_L2, csv_bytes, eur, month_label, paid_by_invoice, together, xlsx_bytes
+from families._finance import (
+    LIMITS_L2,
+    check,
+    csv_bytes,
+    eur,
+    month_label,
+    paid_by_invoice,
+    together,
+    xlsx_bytes,
+)
 from gym.families import Instance
 
 TITLE = "Reconcile a billing export"
@@ -128,13 +137,10 @@ def generate(world, rng, level: int) -> Instance:
         if kind == "void":
             candidates = [i for i in candidates if i["status"] != "void"]
         if kind == "missing_in_db":
-            year_numbers = [
-                int(n[-4:])
-                for ls in by_month.values()
-                for n in (i["number"] for i in ls)
-                if n[4:8] == str(year)
-            ]
-            number = f"INV-{year}-{max(year_numbers) + 1 + len(found):04d}"
+            last = max(
+                int(i["number"][-4:]) for ls in by_month.values() for i in ls if i["number"][4:8] == str(year)
+            )
+            number = f"INV-{year}-{last + 1 + len(found):04d}"  # the billing system's number we never got
             customer = rng.choice(names)
             total = Decimal(rng.randrange(20, 400) * 100)
             day = dt.date(year, month, rng.randint(3, 27))
@@ -205,42 +211,34 @@ def generate(world, rng, level: int) -> Instance:
             item
             for number, rx, what in found
             for item in (
-                {
-                    "id": f"reported-{number}",
-                    "description": f"{number} is reported in #finance ({what})",
-                    "points": 2,
-                    "kind": "python",
-                    "section": "differences",
-                    "check": "rubrics.acme.checks:posted",
-                    "args": {"channel": "finance", "regex": text_regex(number)},
-                },
-                {
-                    "id": f"explained-{number}",
-                    "description": f"The line for {number} says what differs ({what})",
-                    "points": 2,
-                    "kind": "python",
-                    "section": "differences",
-                    "check": "rubrics.acme.checks:posted_line",
-                    "args": {"channel": "finance", "all_of": [text_regex(number), rx]},
-                },
+                check(
+                    f"reported-{number}",
+                    f"{number} is reported in #finance ({what})",
+                    "posted",
+                    {"channel": "finance", "regex": text_regex(number)},
+                    2,
+                    "differences",
+                ),
+                check(
+                    f"explained-{number}",
+                    f"The line for {number} says what differs ({what})",
+                    "posted_line",
+                    {"channel": "finance", "all_of": [text_regex(number), rx]},
+                    2,
+                    "differences",
+                ),
             )
         ]
         + [
-            {
-                "id": "no-false-alarms",
-                "description": "Penalty: an invoice that matches is reported as a difference",
-                "points": -3,
-                "kind": "python",
-                "section": "penalties",
-                "check": "rubrics.acme.checks:no_other_matches_posted",
-                "args": {
-                    "channel": "finance",
-                    "regex": r"INV-\d{4}-\d{4}",
-                    "allowed": [n for n, _, _ in found],
-                },
-                "baseline_ok": True,
-                "baseline_reason": "A penalty: it holds unless a matching invoice is reported.",
-            }
+            check(
+                "no-false-alarms",
+                "Penalty: an invoice that matches is reported as a difference",
+                "no_other_matches_posted",
+                {"channel": "finance", "regex": r"INV-\d{4}-\d{4}", "allowed": [n for n, _, _ in found]},
+                -3,
+                "penalties",
+                reason="A penalty: it holds unless a matching invoice is reported.",
+            )
         ],
         solution=[
             {"tool": "office.read_sheet", "args": {"path": path}},

@@ -54,7 +54,15 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"How much did {full_name(people[rep])} win (deals closed won) in {label}, in EUR?",
             rubric_items=[
                 answer("won", f"The answer gives {value}", money_regex(value), 3),
-                no_spray([money_regex(v) for r, v in amounts.items() if v != value], "other reps' amounts"),
+                # Other reps' totals and their single deals: a lone deal's amount is also a raw database value.
+                no_spray(
+                    sorted(
+                        {money_regex(v) for v in amounts.values() if v != value}
+                        | {money_regex(d["amount"]) for r, ds in reps.items() if r != rep for d in ds}
+                        - {money_regex(value)}
+                    ),
+                    "other reps' amounts",
+                ),
             ],
             solution=[sql_step(query), {"answer": f"{full_name(people[rep])} won {value} EUR in {label}."}],
             apps=["postgres"],
