@@ -226,7 +226,11 @@ async def collect(
             why = "incomplete grade" if row.incomplete else f"scored {row.reward:.0%} < {min_score:.0%}"
             collected.skipped[f"{source}/{row.task}"] = why
         else:
-            add_rollout(collected, seen, row.trajectory_model(), tokenizer, source=source, score=row.reward)
+            trajectory = row.trajectory_model()
+            if trajectory is None or "tool_schemas" not in trajectory.meta:
+                collected.skipped[f"{source}/{row.task}"] = "stored before rollouts kept their tool schemas"
+            else:
+                add_rollout(collected, seen, trajectory, tokenizer, source=source, score=row.reward)
 
     if oracle and train:
         executor = make_executor("local")

@@ -138,3 +138,36 @@ def test_fine_tuning_lowers_the_loss_and_writes_a_model_every_policy_loads(tmp_p
     assert [json.loads(line)["step"] for line in lines] == list(range(1, 7))
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "run" / "model")
     assert model.num_parameters() > 100_000_000  # the whole model, not an adapter
+
+
+@pytest.mark.model
+def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_path, tokenizer):
+    from grader.grade import Grade, ItemResult
+
+    store = Store(str(tmp_path / "runs.db"))
+    keys = [
+        "acme/product-price-l0-s1",
+        "acme/product-price-l0-s2",
+        "acme/product-price-l0-s3",
+        "acme/q1-close",
+    ]
+    store.create_run("model-run", policy="hf", tasks=keys, samples=1)
+    for row in store.add_rollouts("model-run", [(key, 0) for key in keys]):
+        store.claim(row.id, "test")
+        good = row.task != "acme/product-price-l0-s2"
+        traj = trajectory().model_copy(update={"task": row.task})
+        if row.task == "acme/product-price-l0-s3":
+            traj.meta = {}  # stored before tool schemas were recorded
+        item = ItemResult(id="a", points=2, status="pass" if good else "fail", earned=2 if good else 0)
+        grade = Grade(task=row.task, earned=item.earned, possible=2, normalized=item.earned / 2, items=[item])
+        store.record(row.id, trajectory=traj, grade=grade, passed=good, seconds=1.0)
+    tasks = [
+        t
+        for t in resolve(["acme/product-price-l0-s1", "acme/product-price-l0-s2", "acme/product-price-l0-s3"])
+    ]
+    collected = asyncio.run(collect(store, tasks, tokenizer, oracle=False, runs=["model-run"], min_score=0.8))
+    assert {e.task for e in collected.examples} == {"acme/product-price-l0-s1"}
+    assert all(e.source == "run:model-run" for e in collected.examples)
+    reasons = " | ".join(collected.skipped.values())
+    assert "scored 0% < 80%" in reasons and "stored before rollouts kept their tool schemas" in reasons
+    assert "acme/q1-close is not a train-split task of the given tasks" in reasons
