@@ -291,12 +291,13 @@ async def validate_tasks(
 
 def report_table(reports: list[TaskReport]) -> Table:
     table = Table(title="egym validate", title_justify="left")
-    for name in ("task", "oracle", "null", "holes", "worst cheat", "destroy", "judge", "result"):
-        # The task name folds rather than being cut short: instance ids share long prefixes.
+    # The result comes second so a narrow terminal cuts the details, not the verdict; the task name
+    # folds rather than being cut short (instance ids share long prefixes).
+    for name in ("task", "result", "oracle", "null", "holes", "worst cheat", "destroy", "judge"):
         table.add_column(
             name,
-            justify="left" if name in ("task", "worst cheat") else "right",
-            overflow="fold" if name in ("task", "worst cheat") else "ellipsis",
+            justify="left" if name in ("task", "result", "worst cheat") else "right",
+            overflow="fold" if name in ("task", "result", "worst cheat") else "ellipsis",
             min_width=12 if name == "task" else None,
         )
     for r in reports:
@@ -305,12 +306,12 @@ def report_table(reports: list[TaskReport]) -> Table:
         destroy = r.cheats.get("cheat-destroy")
         table.add_row(
             r.task,
+            "[green]ok[/]" if r.ok else f"[red]{len(r.problems)} problem(s)[/]",
             str(r.oracle) if r.oracle else "-",
             str(r.null) if r.null else "-",
             str(len(r.holes)) + (f" (+{len(r.excused)} ok)" if r.excused else ""),
             f"{worst[0].removeprefix('cheat-')} {worst[1]}" if worst else "-",
             f"raw {fmt_points(destroy.raw)}" if destroy and not destroy.error else "-",
             f"{r.judge_items_skipped} skipped" if r.judge_items_skipped else "-",
-            "[green]ok[/]" if r.ok else f"[red]{len(r.problems)} problem(s)[/]",
         )
     return table
