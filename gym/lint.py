@@ -147,37 +147,64 @@ def lint_task(file: Path, report: LintReport) -> None:
         report.problems.append(Problem(str(file), "$.id", f"no rubric for this task (expected {rubric})"))
     elif rubric.is_file():
         report.warnings += prompt_passes(file, task.prompt, rubric)
+        report.problems += answer_fails(file, task.path / task.solution, rubric)
 
 
-def prompt_passes(file: Path, prompt: str, rubric_file: Path) -> list[Problem]:
-    """Answer items the prompt itself passes: a policy that repeats the question earns them (cheat-claim)."""
+def _answer_items(rubric_file: Path):
+    """(item, compiled pattern) of the plain answer checks: contains (points > 0) and absent (penalties)."""
     try:
         rubric = load_rubric(rubric_file)
     except RubricError:
-        return []  # lint_rubric reports it
-    found = []
+        return  # lint_rubric reports it
     for item in rubric.items:
-        if (
-            item.foreach is not None
-            or item.points <= 0
-            or getattr(item, "check", None) != "transcript.final_answer_contains"
-        ):
+        check = getattr(item, "check", None)
+        wanted = check == "transcript.final_answer_contains" and item.points > 0
+        penalty = check == "transcript.final_answer_absent" and item.points < 0
+        if item.foreach is not None or not (wanted or penalty):
             continue
         pattern = item.args.get("regex") or (
             re.escape(item.args["text"]) if isinstance(item.args.get("text"), str) else None
         )
-        flags = 0 if item.args.get("case_sensitive") else re.IGNORECASE
         try:
-            hit = pattern is not None and re.search(pattern, prompt, flags)
-        except re.error:
+            compiled = re.compile(pattern, 0 if item.args.get("case_sensitive") else re.IGNORECASE)
+        except (re.error, TypeError):
             continue  # lint_rubric warns about the pattern
-        if hit:
+        yield item, compiled
+
+
+def answer_fails(file: Path, solution: Path, rubric_file: Path) -> list[Problem]:
+    """The reference solution's final answer against the answer items: the oracle would lose these points."""
+    try:
+        steps = yaml.safe_load(solution.read_text()) or []
+    except (OSError, yaml.YAMLError):
+        return []
+    answers = [s["answer"] for s in steps if isinstance(s, dict) and isinstance(s.get("answer"), str)]
+    if not answers:
+        return []
+    found = []
+    for item, pattern in _answer_items(rubric_file):
+        hit = pattern.search(answers[-1])
+        if (item.points > 0) != bool(hit):
+            why = (
+                f"misses item {item.id!r}"
+                if item.points > 0
+                else f"trips penalty {item.id!r} ({hit.group(0)!r})"
+            )
+            found.append(Problem(str(solution), "$.answer", f"the reference answer {why}"))
+    return found
+
+
+def prompt_passes(file: Path, prompt: str, rubric_file: Path) -> list[Problem]:
+    """Answer items the prompt itself passes: a policy that repeats the question earns them (cheat-claim)."""
+    found = []
+    for item, pattern in _answer_items(rubric_file):
+        if item.points > 0 and (hit := pattern.search(prompt)):
             found.append(
                 Problem(
                     str(file),
                     "$.prompt",
-                    f"the prompt itself passes answer item {item.id!r} (it contains {hit.group(0)!r}): an answer that "
-                    "repeats the question earns it; label the value or reword the prompt",
+                    f"the prompt itself passes answer item {item.id!r} (it contains {hit.group(0)!r}): an answer "
+                    "that repeats the question earns it; label the value or reword the prompt",
                     severity="warning",
                 )
             )

@@ -180,3 +180,19 @@ def test_an_answer_item_the_prompt_itself_passes_is_warned(tmp_path):
         f"{file}:$.prompt: warning: the prompt itself passes answer item 'segment' (it contains 'enterprise'): "
         "an answer that repeats the question earns it; label the value or reword the prompt"
     ]
+
+
+def test_a_reference_answer_that_misses_an_item_or_trips_a_penalty_is_a_problem(tmp_path):
+    file = _task_yaml(tmp_path, "id: t\ntitle: T\nworld: acme\nprompt: What did Globex pay?\n")
+    (file.parent / "solution").mkdir()
+    solution = file.parent / "solution" / "actions.yaml"
+    solution.write_text("- answer: Globex paid 149.43 EUR.\n")
+    rubric = tmp_path / "rubrics" / "acme" / "t.json"
+    rubric.parent.mkdir(parents=True)
+    paid = _item(id="paid", check="transcript.final_answer_contains", args={"regex": "150\\.00"})
+    other = dict(ANSWER_PENALTY, args={"regex": "(?<![\\d.])149(?![\\d])"})  # the bug money_regex had
+    rubric.write_text(json.dumps({"task": "acme/t", "items": [paid, other]}))
+    assert [str(p) for p in lint([file]).problems] == [
+        f"{solution}:$.answer: the reference answer misses item 'paid'",
+        f"{solution}:$.answer: the reference answer trips penalty 'no-other' ('149')",
+    ]

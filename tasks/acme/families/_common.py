@@ -25,7 +25,7 @@ def money_regex(amount: Decimal) -> str:
         tail = rf"\.{cents[0]}0?"
     else:
         tail = rf"\.{cents}"
-    return rf"(?<![\d.,]){grouped}{tail}(?![\d])"
+    return rf"(?<![\d.,]){grouped}{tail}(?!\d|[.,]\d)"  # 149 is not inside 149.43
 
 
 def text_regex(text: str) -> str:
@@ -58,6 +58,12 @@ def no_spray(others: list[str], what: str, points: int = -2) -> dict[str, Any]:
         "baseline_ok": True,
         "baseline_reason": "A penalty: it holds until the answer names other candidates' values.",
     }
+
+
+def unprompted(regexes: list[str], *texts: str) -> list[str]:
+    """The penalty patterns that match none of `texts` (the prompt, the right value): an answer may
+    repeat the question's numbers, and 'Backend Engineer' is not wrong inside 'Senior Backend Engineer'."""
+    return [r for r in regexes if not any(re.search(r, t, re.IGNORECASE) for t in texts)]
 
 
 def sql_step(sql: str) -> dict[str, Any]:

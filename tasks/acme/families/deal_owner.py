@@ -55,10 +55,10 @@ def generate(world, rng, level: int) -> Instance:
         ),
         rubric_items=[
             answer("email", f"The answer gives {owner['email']}", text_regex(owner["email"])),
-            answer("open", f"The answer says {n} open deals", count_regex(n, "deals?"), 3),
+            answer("open", f"The answer says {n} open deals", count_regex(n, "open deals?"), 3),
             no_spray(
                 [text_regex(people[o]["email"]) for o in owners if o != owner["id"]]
-                + [count_regex(c, "deals?") for c in sorted(set(open_count.values()) - {n})],
+                + [count_regex(c, "open deals?") for c in sorted(set(open_count.values()) - {n})],
                 "other reps' e-mails or deal counts",
             ),
         ],

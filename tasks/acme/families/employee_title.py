@@ -18,6 +18,7 @@ from families._common import (
     quoted,
     sql_step,
     text_regex,
+    unprompted,
 )
 from gym.families import Instance
 
@@ -43,7 +44,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"What is {name}'s job title?",
             rubric_items=[
                 answer("title", f"The answer says {person['title']}", text_regex(person["title"])),
-                no_spray([text_regex(t) for t in titles], "other job titles"),
+                no_spray(unprompted([text_regex(t) for t in titles], person["title"]), "other job titles"),
             ],
             solution=[sql_step(_query(person)), {"answer": f"{name} is {person['title']}."}],
             apps=["postgres"],

@@ -14,6 +14,7 @@ from families._common import (
     sql_step,
     state,
     text_regex,
+    unprompted,
 )
 from gym.families import Instance
 
@@ -59,7 +60,10 @@ def generate(world, rng, level: int) -> Instance:
                     1,
                 ),
                 no_spray(
-                    sorted({money_regex(c["amount"]) for c in claims if c["amount"] != claim["amount"]})
+                    unprompted(
+                        sorted({money_regex(c["amount"]) for c in claims if c["amount"] != claim["amount"]}),
+                        f"Expense claim {claim['id']}",
+                    )
                     + [no_receipt if claim["has_receipt"] else receipt],
                     "other claims' amounts or the wrong receipt status",
                 ),
