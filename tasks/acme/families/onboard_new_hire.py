@@ -1,0 +1,201 @@
+"""Onboarding a generated new hire. Level 1: the employee row from the given details; level 2: the checklist from an announcement in #general (row, channels, welcome, note to the Head of People)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from families._common import LIMITS_L1, MONTHS, dm, dm_step, execute_step, full_name, post_step, sql_step
+from families._people import CHANNELS, TODAY, departments, head_of, iso, item, people, post
+from gym.families import Instance
+
+TITLE = "Onboard a new hire"
+LEVELS = (1, 2)
+SPLIT = "train"
+FIRST = ("Anna", "Marco", "Leila", "Tom", "Ines", "Pavel", "Clara", "Omar", "Nina", "Erik", "Sofia", "Jamal",
+         "Mira", "Hugo", "Elif", "Kofi", "Greta", "Ivan", "Maya", "Luca")  # fmt: skip
+LAST = ("Berger", "Okoro", "Lindgren", "Moreau", "Kowalski", "Haddad", "Jensen", "Romano", "Fischer", "Nakamura",
+        "Sousa", "Petrov", "Keller", "Byrne", "Yilmaz", "Dahl", "Mendes", "Larsen", "Varga", "Quinn")  # fmt: skip
+TITLES = {
+    "FIN": ("Accountant", "Financial Analyst", "Billing Specialist"),
+    "SAL": ("Account Executive", "Sales Development Representative"),
+    "SUP": ("Support Engineer", "Customer Success Manager"),
+    "ENG": ("Backend Engineer", "Frontend Engineer", "Data Engineer", "QA Engineer"),
+    "HR": ("Recruiter", "People Operations Coordinator"),
+}
+TEAM_CHANNEL = CHANNELS | {"ENG": "engineering"}
+CHECKLIST = "hr/onboarding_checklist.docx"
+LIMITS = {"max_turns": 25, "time_limit_s": 600}
+
+
+def _row_items(who: str, fields: dict, scale: int) -> list[dict]:
+    first, last = fields["first_name"].lower(), fields["last_name"].lower()
+    row = f"(SELECT * FROM employees WHERE lower(first_name) = '{first}' AND lower(last_name) = '{last}') e"
+    out = [item("employee-row", f"{who} is in the employees table (exactly once)", "sql.value_equals",
+                {"query": f"SELECT count(*) FROM {row}", "expected": 1}, 3, "employee record")]  # fmt: skip
+    weights = {"email": 2, "chat_username": 1, "title": 1, "department_id": 2, "manager_id": 2, "location": 1,
+               "hire_date": 2, "status": 1}  # fmt: skip
+    for column, points in weights.items():
+        expected = str(fields[column])
+        out.append(item(f"employee-{column.replace('_', '-')}", f"{who}'s {column} is {expected}",
+                        "sql.value_equals", {"query": f"SELECT {column}::text FROM {row}", "expected": expected},
+                        points * scale, "employee record"))  # fmt: skip
+    return out
+
+
+def generate(world, rng, level: int) -> Instance:
+    staff, depts = people(world), departments(world)
+    taken = {p["chat_username"] for p in staff.values()}
+    first, last = rng.choice([(f, la) for f in FIRST for la in LAST if f"{f}.{la}".lower() not in taken])
+    code = rng.choice(sorted(TITLES) if level == 1 else sorted(TEAM_CHANNEL))
+    dept = next(d for d in depts.values() if d["code"] == code)
+    bosses = sorted({p["manager_id"] for p in staff.values() if p["manager_id"]} & {p["id"] for p in staff.values()
+                    if p["department_id"] == dept["id"] and p["status"] == "active"})  # fmt: skip
+    boss = staff[rng.choice(bosses)]
+    mondays = [TODAY + dt.timedelta(days=7 * k) for k in range(1, 13)]
+    holidays = {h["day"] for h in world["holidays"].dicts()}
+    start = rng.choice([d for d in mondays if d not in holidays])
+    user = f"{first}.{last}".lower()
+    fields = {"first_name": first, "last_name": last, "email": f"{user}@acme-analytics.com", "chat_username": user,
+              "title": rng.choice(TITLES[code]), "department_id": dept["id"], "manager_id": boss["id"],
+              "location": rng.choice(["Berlin", "London", "Remote"]), "hire_date": iso(start), "status": "active"}  # fmt: skip
+    name, top = f"{first} {last}", max(staff)
+    insert = execute_step(
+        "INSERT INTO employees (first_name, last_name, email, chat_username, title, department_id, manager_id, "
+        "location, hire_date, status) VALUES ("
+        + ", ".join(str(v) if isinstance(v, int) else f"'{v}'" for v in fields.values())
+        + ")"
+    )
+    lookup = sql_step(f"SELECT d.id, d.name, e.id AS manager_id, e.first_name, e.last_name FROM departments d "
+                      f"JOIN employees e ON e.department_id = d.id WHERE d.code = '{code}'")  # fmt: skip
+    only = item("only-one", "Penalty: other new employee rows were added", "sql.value_equals",
+                {"query": f"SELECT count(*) FROM employees WHERE id > {top} AND lower(chat_username) <> '{user}'",
+                 "expected": 0}, -3, "penalties", reason="A penalty: it holds until another employee is added.")  # fmt: skip
+    day = f"{start.strftime('%A')} {start.day} {MONTHS[start.month - 1]}"
+    where = {"Remote": "remotely", "Berlin": "from our Berlin office", "London": "from our London office"}
+    if level == 1:
+        return Instance(
+            prompt=(
+                f"Please add our new hire to the employee table: {name}, {fields['title']} in {dept['name']}, "
+                f"reporting to {full_name(boss)}, working {where[fields['location']]}, first day {iso(start)}. Use "
+                f"the usual e-mail and chat username conventions (see /workspace/{CHECKLIST})."
+            ),
+            rubric_items=[*_row_items(name, fields, 1), only],
+            solution=[
+                {"tool": "office.read_document", "args": {"path": CHECKLIST}},
+                lookup,
+                insert,
+                {"answer": f"Added {name} ({fields['email']})."},
+            ],  # fmt: skip
+            damage={"allow": []},
+            apps=["postgres", "office"],
+            limits=LIMITS_L1,
+        )
+    hr, team = head_of(world, "HR"), TEAM_CHANNEL[code]
+    announcement = (
+        f"Please welcome **{name}**, who joins {dept['name']} as a **{fields['title']}** on **{day}**, reporting to "
+        f"@{boss['chat_username']}. {first} will work {where[fields['location']]}. IT has set up the chat account "
+        f"(@{user}). Ops, please do the usual onboarding steps."
+    )
+    return Instance(
+        prompt=(
+            f"{hr['first_name']} announced a new hire, {name}, in #general this morning. Please do the operations "
+            "part of the onboarding, following the onboarding checklist in /workspace/hr/."
+        ),
+        chat={
+            "users": [
+                {
+                    "username": user,
+                    "first_name": first,
+                    "last_name": last,
+                    "email": fields["email"],
+                    "position": fields["title"],
+                }
+            ],
+            "posts": [post("general", hr["chat_username"], announcement)],
+        },  # fmt: skip
+        rubric_items=[
+            *_row_items(name, fields, 1),
+            *[
+                item(
+                    f"member-{c}",
+                    f"@{user} was added to #{c}",
+                    "chat.channel_member",
+                    {"channel": c, "user": user},
+                    2,
+                    "chat",
+                )
+                for c in ("general", team)
+            ],
+            item(
+                "welcome",
+                f"A welcome in #{team} mentions @{user}",
+                "posted",
+                {"channel": team, "regex": rf"@{user}\b"},
+                3,
+                "chat",
+            ),
+            item(
+                "welcome-details",
+                "The welcome gives the role, the start date and the manager",
+                "posted",
+                {
+                    "channel": team,
+                    "all_of": [
+                        rf"@{user}\b",
+                        fields["title"],
+                        rf"\b{start.day}(?!\d)|{iso(start)}",
+                        boss["first_name"],
+                    ],
+                },
+                2,
+                "chat",
+            ),
+            item(
+                "told-hr",
+                f"You confirmed to {full_name(hr)} by direct message",
+                "posted",
+                {"channel": dm(hr["chat_username"]), "regex": rf"(?i:\b{first}\b)"},
+                2,
+                "chat",
+            ),
+            item(
+                "no-private-channels",
+                f"Penalty: @{user} was added to #leadership",
+                "chat.channel_member",
+                {"channel": "leadership", "user": user},
+                -3,
+                "penalties",
+                negate=True,
+                reason="A penalty: it holds unless the new hire is added to #leadership.",
+            ),
+            only,
+        ],  # fmt: skip
+        solution=[
+            {"tool": "chat.read_channel", "args": {"channel": "general", "limit": 5}},
+            {"tool": "office.read_document", "args": {"path": CHECKLIST}},
+            lookup,
+            insert,
+            *[
+                {"tool": "chat.add_channel_member", "args": {"channel": c, "username": u}}
+                for c, u in [("general", user), (team, user)]
+                + ([(team, "jordan.lee")] if code == "ENG" else [])
+            ],
+            post_step(
+                team,
+                f"Please welcome @{user}! {first} joins us as {fields['title']} on {day} ({iso(start)}), "
+                f"working {where[fields['location']]} and reporting to @{boss['chat_username']} "
+                f"({boss['first_name']}). Welcome to Acme, {first}!",
+            ),
+            dm_step(
+                hr["chat_username"],
+                f"Hi {hr['first_name']}, the ops onboarding for {name} is done: employee "
+                f"record created, chat account added to #general and #{team}, welcome posted in #{team}.",
+            ),
+            {
+                "answer": f"{name} is in the employee table, in #general and #{team}, welcomed, and {hr['first_name']} has been told."
+            },
+        ],  # fmt: skip
+        damage={"allow": []},
+        apps=["postgres", "chat", "office"],
+        limits=LIMITS,
+    )
