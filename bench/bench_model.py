@@ -130,11 +130,7 @@ def llama_reference(prompt_text: str) -> dict[str, object]:
 def tool_call_ran(row) -> bool:
     """At least one call that was read, ran, and did not fail (bash: exit code 0)."""
     trajectory = row.trajectory_model()
-    for step in trajectory.steps if trajectory else []:
-        for call, result in zip(step.turn.tool_calls, step.results, strict=False):
-            if call.error is None and not result.is_error and "[exit code" not in result.output:
-                return True
-    return False
+    return bool(trajectory and trajectory.working_call_turns)
 
 
 def made_call(row) -> bool:

@@ -144,6 +144,19 @@ class Trajectory(_Strict):
     def faults(self) -> list[str]:
         return [r.fault for step in self.steps for r in step.results if r.fault]
 
+    @property
+    def working_call_turns(self) -> int:
+        """Assistant turns with at least one tool call that was read, ran and did not fail
+        (no error result; bash's non-zero exit code counts as failing): how far a small model
+        is from using the tools at all, whatever the rubric says."""
+        return sum(
+            any(
+                call.error is None and not result.is_error and "[exit code" not in result.output
+                for call, result in zip(step.turn.tool_calls, step.results, strict=False)
+            )
+            for step in self.steps
+        )
+
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
     """About four characters per token: the counter when the policy has no tokenizer."""

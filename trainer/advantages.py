@@ -46,6 +46,8 @@ class BatchStats:
     rollouts_incomplete: int = 0
     reward_mean: float = 0.0
     reward_std: float = 0.0
+    rubric_reward_mean: float = 0.0  # without a format reward (rollout.options.call_reward)
+    call_rate: float | None = None  # share of rollouts with a tool call that ran without error
     pass_rate: float | None = None
     adv_mean: float = 0.0
     adv_std: float = 0.0
@@ -64,6 +66,8 @@ def build_items(
     items: list[TrainItem] = []
     all_rewards: list[float] = []
     passes: list[bool] = []
+    rubric: list[float] = []
+    calls: list[bool] = []
     advantages: list[float] = []
     trajectory = 0
     for group in groups:
@@ -73,6 +77,8 @@ def build_items(
         rewards = [r.reward for r in usable]
         all_rewards += rewards
         passes += [r.passed for r in usable if r.passed is not None]
+        rubric += [r.info.get("rubric_reward", r.reward) for r in usable]
+        calls += [r.info["working_call_turns"] > 0 for r in usable if "working_call_turns" in r.info]
         if len(usable) < 2:
             stats.groups_too_small += 1
             continue
@@ -86,6 +92,8 @@ def build_items(
             trajectory += 1
     stats.reward_mean, stats.reward_std = _mean_std(all_rewards)
     stats.pass_rate = sum(passes) / len(passes) if passes else None
+    stats.rubric_reward_mean = _mean_std(rubric)[0]
+    stats.call_rate = sum(calls) / len(calls) if calls else None
     stats.adv_mean, stats.adv_std = _mean_std(advantages)
     stats.adv_abs_max = max((abs(a) for a in advantages), default=0.0)
     return items, stats

@@ -166,6 +166,8 @@ def _record(
         "reward_mean": stats.reward_mean,
         "reward_std": stats.reward_std,
         "pass_rate": stats.pass_rate,
+        "rubric_reward_mean": stats.rubric_reward_mean,
+        "call_rate": stats.call_rate,
         "groups": stats.groups,
         "groups_kept": stats.groups_kept,
         "groups_zero_variance": stats.groups_zero_variance,

@@ -105,6 +105,10 @@ def metrics_dir(tmp_path_factory):
         for s in range(5)
     ]
     (folder / "metrics.jsonl").write_text("\n".join(lines) + '\n{"step": 5, "rew')  # trainer mid-write
+    sft = folder.parent / "sft1"
+    sft.mkdir()
+    sft_lines = [json.dumps({"step": s, "loss": 2.0 - s / 2, "tokens": 300, "lr": 1e-4}) for s in range(1, 4)]
+    (sft / "metrics.jsonl").write_text("\n".join(sft_lines) + "\n")
     return folder.parent
 
 
@@ -223,14 +227,27 @@ def test_rollout_page_shows_the_raw_score_and_the_damage_section(client, store_u
     assert 'data-section="damage"' in html
 
 
-def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):
+def _training_page(client, folder: str) -> str:
     listing = client.get("/training").text
-    file_id = re.search(r'data-file="(\w+)"', listing).group(1)
-    html = client.get(f"/training/{file_id}").text
+    file_id = re.search(rf'data-file="(\w+)">\s*<td><a href="[^"]+">[^<]*/{folder}/metrics.jsonl<', listing)
+    return client.get(f"/training/{file_id.group(1)}").text
+
+
+def test_training_pages_chart_the_metrics_and_report_the_broken_line(client):
+    html = _training_page(client, "exp1")
     reward = html[html.index('id="reward-chart"') : html.index('id="pass-chart"')]
     ys = [float(v) for v in re.findall(r'class="point" data-x="\d+" data-y="([\d.]+)"', reward)]
     assert ys == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
     assert "lines skipped: 1" in html and "line 6" in html
+    assert 'id="loss-chart"' not in html
+
+
+def test_an_sft_run_gets_its_loss_charted_instead_of_rewards(client):
+    html = _training_page(client, "sft1")
+    loss = html[html.index('id="loss-chart"') :]
+    ys = [float(v) for v in re.findall(r'class="point" data-x="\d+" data-y="([\d.]+)"', loss)]
+    assert ys == pytest.approx([1.5, 1.0, 0.5])
+    assert 'id="reward-chart"' not in html
 
 
 def test_tasks_come_from_the_store_and_the_task_folders(client):

@@ -68,3 +68,18 @@ def test_group_with_one_usable_rollout_is_too_small():
     group = Group("a", [_rollout(1.0), _rollout(0.0, incomplete=True)])
     items, stats = build_items([group])
     assert items == [] and stats.groups_too_small == 1 and stats.groups_kept == 0
+
+
+def test_the_format_reward_is_reported_apart_from_the_rubric_reward():
+    def rollout(rubric: float, bonus: float, calls: int) -> Rollout:
+        info = {"rubric_reward": rubric, "working_call_turns": calls}
+        return Rollout(samples=[Sample.from_turn([1], [2], [-0.1])], reward=rubric + bonus, info=info)
+
+    group = Group(
+        "a", [rollout(0.0, 0.1, 1), rollout(0.0, 0.0, 0), rollout(1.0, 0.1, 2), rollout(0.0, 0.1, 1)]
+    )
+    _, stats = build_items([group])
+    assert stats.reward_mean == pytest.approx(1.3 / 4)
+    assert stats.rubric_reward_mean == pytest.approx(0.25) and stats.call_rate == pytest.approx(0.75)
+    _, no_info = build_items([Group("b", [_rollout(1.0), _rollout(0.0)])])
+    assert no_info.call_rate is None and no_info.rubric_reward_mean == pytest.approx(0.5)

@@ -10,7 +10,10 @@ points / possible points, which goes below 0 when penalties or the damage sectio
 gives a policy that wrecks the company the same 0 as one that does nothing, so
 GRPO would get no signal against damage; group-relative advantages do not need
 rewards in [0, 1]. `damage_weight` adds the damage section again, normalised the
-same way, for runs that want destruction to cost more. A rollout whose grade is incomplete
+same way, for runs that want destruction to cost more. `call_reward` adds a fixed
+bonus to an episode with a tool call that ran without error (a format reward for a
+model that does not call tools yet); the step's `call_rate` and `rubric_reward_mean`
+keep it apart from the rubric's reward. A rollout whose grade is incomplete
 (a check or judge could not run) or whose episode broke (sandbox failure,
 stop_reason "error") is marked incomplete: it is left out of its group's
 advantages unless `rollout.include_incomplete` is set.
@@ -58,11 +61,21 @@ class GymOptions(BaseModel):
     damage_weight: float = Field(
         0.0, ge=0, le=10, description="Extra weight on the damage section (points lost / possible)."
     )
+    call_reward: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Added to the reward of an episode with at least one tool call that ran without error "
+        "(a format reward for models that do not call tools yet); logged apart as call_rate.",
+    )
 
-    def reward_of(self, grade: Any) -> float:
+    def rubric_reward(self, grade: Any) -> float:
         base = grade.raw_normalized if self.reward == "raw" else grade.normalized
         extra = self.damage_weight * grade.damage / grade.possible if grade.possible else 0.0
         return base + extra
+
+    def reward_of(self, grade: Any, trajectory: Any) -> float:
+        return self.rubric_reward(grade) + (self.call_reward if trajectory.working_call_turns else 0.0)
 
 
 class GymRolloutSource:
@@ -123,7 +136,7 @@ class GymRolloutSource:
         broken = trajectory.stop_reason == "error"
         return Rollout(
             samples=trajectory_samples(trajectory, merge=self.options.merge_turns),
-            reward=self.options.reward_of(grade),
+            reward=self.options.reward_of(grade, trajectory),
             passed=passed(grade, task.pass_threshold),
             incomplete=grade.incomplete or broken,
             info={
@@ -133,6 +146,8 @@ class GymRolloutSource:
                 "stop_reason": trajectory.stop_reason,
                 "error": trajectory.error,
                 "turns": len(trajectory.steps),
+                "rubric_reward": self.options.rubric_reward(grade),
+                "working_call_turns": trajectory.working_call_turns,
                 "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps),
             },
         )

@@ -1,4 +1,4 @@
-"""Training: reward mean and pass rate per step, from a trainer's metrics JSONL file.
+"""Training: reward mean and pass rate per step (GRPO), or the loss per step (SFT), from a metrics JSONL file.
 
 Files are found under the configured paths only and addressed by a hash of
 their path, so the URL cannot name an arbitrary file on the machine.
@@ -47,6 +47,7 @@ def training_detail(request: Request) -> Response:
         rows=rows,
         reward_chart=reward_chart(metrics),
         pass_chart=pass_chart(metrics),
+        loss_chart=loss_chart(metrics),
     )
 
 
@@ -103,3 +104,11 @@ def pass_chart(metrics: MetricsFile):
     return svg.line_chart(
         [s for s in series if s.points], title="Pass rate per step", x_label="step", y_label="pass rate"
     )
+
+
+def loss_chart(metrics: MetricsFile):
+    """The training loss per step: what `egym sft` logs (a GRPO file has no `loss`: None)."""
+    series = _series("train", metrics.steps, "loss")
+    if not series.points:
+        return None
+    return svg.line_chart([series], title="Loss per step", x_label="step", y_label="loss")

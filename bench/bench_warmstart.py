@@ -1,0 +1,235 @@
+"""Warm start on this CPU: SmolLM2-135M before SFT, after SFT (and after SFT + GRPO) on held-out level-0 work.
+
+    .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-model DIR]
+        -> bench/results/warmstart.json
+
+Stages, each the user's own command run as a whole process and timed:
+1. data:  `egym sft-data` replays the oracle on the train-split level-0 instances of every
+          train family (seeds --train-seeds).
+2. sft:   `egym sft trainer/configs/sft-smollm2.yaml` on that data.
+3. eval-*: `egym batch` with the hf policy on the same held-out level-0 episodes for each model:
+          unseen seeds of the train families (instances whose split is test) and every held-out
+          family (split test as a whole). tool_choice auto: the model decides whether to call.
+`--grpo-steps N` adds GRPO from the SFT model (trainer/configs/gym-cpu.yaml, full fine-tune, the same
+train families at level 0, seeds 0-49 of the train split) and the same evaluation of its last checkpoint.
+
+Reported per model and per part (unseen seeds, unseen families): pass rate and mean score with
+Wilson 95 % intervals (the mean score's interval is the normal one), the share of assistant turns
+with a tool call that was read and ran without error, and the share of episodes with at least one.
+Every stage's result goes to .egym/bench-warmstart/stages.json as it lands, so a rerun goes on
+where a crash stopped it (delete the folder to start over). The rollouts stay in
+.egym/bench-warmstart/runs.db: `egym dashboard --store .egym/bench-warmstart/runs.db` shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import write  # noqa: E402
+from gym.calibrate import wilson_interval  # noqa: E402
+from gym.families import Family, families, generate  # noqa: E402
+from gym.store import Store  # noqa: E402
+from trainer.checkpoint import list_checkpoints  # noqa: E402
+
+ACME = ROOT / "tasks" / "acme"
+WORK = ROOT / ".egym" / "bench-warmstart"
+EGYM = [str(ROOT / ".venv" / "bin" / "egym")]
+SEARCH_SEEDS = range(200)
+GRPO_SEEDS = "0-49"
+EVAL_OPTIONS = ["-o", "seed=0", "-o", "max_new_tokens=256"]
+
+
+def level0(found: dict[str, Family]) -> tuple[list[Family], list[Family]]:
+    """(train families, held-out families) that have a level 0."""
+    with_l0 = [f for f in found.values() if 0 in f.levels]
+    return [f for f in with_l0 if f.split == "train"], [f for f in with_l0 if f.split != "train"]
+
+
+def held_out_ids(
+    train: list[Family], held: list[Family], per_train: int, per_held: int
+) -> dict[str, list[str]]:
+    """Distinct held-out level-0 instance ids: the first test-split seeds of each train family, the
+    first distinct seeds of each held-out family. The same ids for every model evaluated."""
+
+    def first(family: Family, count: int, keep) -> list[str]:
+        seen, ids = set(), []
+        for seed in SEARCH_SEEDS:
+            instance = generate(family, 0, seed)
+            digest = instance.digest()
+            if digest not in seen and keep(family, instance):
+                seen.add(digest)
+                ids.append(f"{family.world}/{family.instance_id(0, seed)}")
+            if len(ids) == count:
+                break
+        return ids
+
+    return {
+        "unseen_seeds": [i for f in train for i in first(f, per_train, lambda f, x: f.split_of(x) == "test")],
+        "unseen_families": [i for f in held for i in first(f, per_held, lambda f, x: True)],
+    }
+
+
+class Stages:
+    """stages.json: each finished stage's result, written as soon as it lands."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.done = json.loads(path.read_text()) if path.is_file() else {}
+
+    def run(self, name: str, argv: list[str], then=None) -> dict:
+        if name in self.done:
+            print(f"{name}: done before ({self.done[name]['seconds']:.0f} s)", flush=True)
+            return self.done[name]
+        print(f"{name}: {' '.join(argv)}", flush=True)
+        started = time.perf_counter()
+        code = subprocess.run(argv, cwd=ROOT).returncode
+        seconds = time.perf_counter() - started
+        result = {"seconds": round(seconds, 1), "exit_code": code}
+        if then is not None:
+            result |= then()
+        self.done[name] = result
+        self.path.write_text(json.dumps(self.done, indent=1) + "\n")
+        return result
+
+
+def _turns(row) -> tuple[int, int]:
+    """(assistant turns, turns with a working tool call) of one rollout."""
+    trajectory = row.trajectory_model()
+    return (len(trajectory.steps), trajectory.working_call_turns) if trajectory else (0, 0)
+
+
+def score_rows(rows) -> dict:
+    """Pass rate, mean score (with 95 % intervals) and tool-call validity of finished rollouts."""
+    done = [r for r in rows if r.status == "done" and r.reward is not None]
+    n = len(done)
+    passes = sum(bool(r.passed) for r in done)
+    scores = [max(0.0, r.reward) for r in done]
+    mean = statistics.fmean(scores) if scores else 0.0
+    half = 1.96 * statistics.stdev(scores) / math.sqrt(n) if n > 1 else 0.0
+    turns = [_turns(r) for r in done]
+    all_turns, good_turns = sum(t for t, _ in turns), sum(g for _, g in turns)
+    low, high = wilson_interval(passes, n) if n else (0.0, 0.0)
+    return {
+        "episodes": n,
+        "failed": len(rows) - n,
+        "pass_rate": round(passes / n, 4) if n else None,
+        "pass_rate_95": [round(low, 4), round(high, 4)],
+        "mean_score": round(mean, 4),
+        "mean_score_95": [round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)],
+        "turns_with_valid_executed_call": round(good_turns / all_turns, 4) if all_turns else None,
+        "episodes_with_valid_executed_call": round(sum(g > 0 for _, g in turns) / n, 4) if n else None,
+    }
+
+
+def evaluate(stages: Stages, name: str, model: str, parts: dict[str, list[str]], concurrency: int) -> dict:
+    store_path = WORK / "runs.db"
+    ids = [i for part in parts.values() for i in part]
+
+    def scores() -> dict:
+        store = Store(str(store_path))
+        rows = store.list_rollouts(f"warmstart-{name}")
+        by_task = {r.task: r for r in rows}
+        out = {
+            part: score_rows([by_task[i] for i in part_ids if i in by_task])
+            for part, part_ids in parts.items()
+        }
+        out["all"] = score_rows(rows)
+        store.close()
+        return out
+
+    argv = [*EGYM, "batch", *ids, "--policy", "hf", "--model", model, *EVAL_OPTIONS]
+    argv += ["--concurrency", str(concurrency), "--run", f"warmstart-{name}", "--store", str(store_path)]
+    return stages.run(f"eval-{name}", argv, then=scores)
+
+
+def _grpo_summary(out: Path) -> dict:
+    """Per step: mean reward, zero-variance groups, time; from the run's metrics.jsonl."""
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    keep = ("step", "reward_mean", "groups_zero_variance", "time_rollout", "time_update", "time_step")
+    return [{k: r[k] for k in keep if k in r} for r in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train-seeds", default="0-3", help="Seeds of the SFT data (train split only).")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--per-train-family", type=int, default=2, help="Unseen seeds per train family.")
+    parser.add_argument("--per-held-family", type=int, default=8, help="Instances per held-out family.")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--grpo-steps",
+        type=int,
+        default=0,
+        help="Then GRPO from the SFT model for this many steps, and evaluate it.",
+    )
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    stages = Stages(WORK / "stages.json")
+
+    train, held = level0(families(ACME))
+    parts = held_out_ids(train, held, args.per_train_family, args.per_held_family)
+    data, sft = WORK / "data", WORK / "sft"
+    refs = [f"acme/{f.name}" for f in train]
+    made = stages.run(
+        "data",
+        [*EGYM, "sft-data", *refs, "--levels", "0", "--seeds", args.train_seeds, "--out", str(data)],
+        then=lambda: {"examples": sum(1 for _ in (data / "data.jsonl").open())},
+    )
+    trained = stages.run(
+        "sft",
+        [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={data}", f"output_dir={sft}"]
+        + [f"epochs={args.epochs}", f"lr={args.lr}"],
+        then=lambda: {"final_loss": json.loads((sft / "metrics.jsonl").read_text().splitlines()[-1])["loss"]},
+    )
+    models = {"before_sft": "smollm2", "after_sft": str(sft / "model")}
+    if args.grpo_steps:
+        grpo = WORK / "grpo"
+        paths = ",".join(f"{ref}@{GRPO_SEEDS}" for ref in refs)
+        stages.run(
+            "grpo",
+            [*EGYM, "train", "trainer/configs/gym-cpu.yaml", f"model.path={sft / 'model'}"]
+            + ["model.lora.enabled=false", f"tasks.paths=[{paths}]", "tasks.include=['*-l0-*']"]
+            + [f"steps={args.grpo_steps}", f"checkpoint.interval={args.grpo_steps}", f"output_dir={grpo}"],
+            then=lambda: {"steps": args.grpo_steps, "metrics": _grpo_summary(grpo)},
+        )
+        models["after_sft_grpo"] = str(list_checkpoints(grpo / "checkpoints")[-1] / "model")
+    results = {name: evaluate(stages, name, model, parts, args.concurrency) for name, model in models.items()}
+    manifest = json.loads((data / "manifest.json").read_text())
+    write(
+        "warmstart",
+        {
+            "model": "SmolLM2-135M-Instruct (bundled GGUF Q4_1, dequantised to float32)",
+            "sft_data": {
+                "families": len(train),
+                "train_instances": len(manifest["splits"]),
+                "seeds": args.train_seeds,
+                "level": 0,
+                **made,
+            },
+            "sft": {
+                "config": "trainer/configs/sft-smollm2.yaml",
+                "epochs": args.epochs,
+                "lr": args.lr,
+                **trained,
+            },
+            "held_out": {part: len(ids) for part, ids in parts.items()},
+            "held_out_families": [f.name for f in held],
+            "eval_policy": "hf, tool_choice auto, temperature from the model (0.7 default), seed 0, 256 new tokens per turn",
+            "results": results,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
