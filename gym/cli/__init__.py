@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import typer
 
-from gym.cli import grading, models, runs, sandbox_cmds, serving, sft_cmds, tasks_cmds, training
+from gym.cli import (
+    grading,
+    models,
+    runs,
+    sandbox_cmds,
+    serve_cmds,
+    serving,
+    sft_cmds,
+    tasks_cmds,
+    training,
+)
 
 app = typer.Typer(
     name="egym",
@@ -23,7 +33,7 @@ def _root() -> None:
     """enterprise-gym: sandboxed enterprise tasks, rubric grading, GRPO training."""
 
 
-for module in (sandbox_cmds, grading, runs, training, sft_cmds, serving, models, tasks_cmds):
+for module in (sandbox_cmds, grading, runs, training, sft_cmds, serving, serve_cmds, models, tasks_cmds):
     module.register(app)
 
 

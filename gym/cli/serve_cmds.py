@@ -1,0 +1,81 @@
+"""`egym serve-env`: egym's tasks as an environment server that other trainers' clients speak to."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import typer
+
+from core.errors import ConfigError
+from gym.cli.errors import friendly, stderr
+from gym.cli.runs import (
+    HARNESS,
+    JUDGE_MAX_TOKENS,
+    JUDGE_SAME_MODEL,
+    JUDGE_TIMEOUT,
+    LEVELS,
+    SEEDS,
+    TASKS_HELP,
+    _tasks,
+    harness_settings,
+    judge_options,
+)
+
+PROTOCOLS = {"ors": "the Open Reward Standard (HTTP and server-sent events; the ors-sdk client)"}
+
+
+@friendly
+def serve_env(
+    tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
+    protocol: str = typer.Option(..., "--protocol", help="What to speak: ors (the Open Reward Standard)."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to bind; there is no login, keep it local."
+    ),
+    port: int = typer.Option(8080, "--port", help="TCP port to listen on."),
+    seeds: str | None = SEEDS,
+    levels: str | None = LEVELS,
+    harness: list[str] = HARNESS,
+    idle_timeout: float = typer.Option(
+        300.0,
+        "--idle-timeout",
+        min=1,
+        help="Seconds without a request (pings count) before an episode is removed.",
+    ),
+    max_episodes: int = typer.Option(32, "--max-episodes", min=1, help="Episodes (containers) held at once."),
+    run: str | None = typer.Option(None, "--run", help="Run label on the containers (default ors-<random>)."),
+    judge_same_model: bool = JUDGE_SAME_MODEL,
+    judge_timeout: float | None = JUDGE_TIMEOUT,
+    judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
+) -> None:
+    """Serve tasks (folders, families, instances) as an RL environment: episodes, tools, submit -> reward."""
+    if protocol not in PROTOCOLS:
+        from core.validation import closest
+
+        raise ConfigError(f"--protocol {protocol!r}: not served{closest(protocol, PROTOCOLS)}")
+    import uvicorn
+
+    from gym.interop.ors import ENV_NAME, OrsServer
+    from gym.sandbox.docker_client import DEFAULT_IMAGE, require_image
+
+    found = _tasks(tasks, seeds, levels)
+    require_image(DEFAULT_IMAGE)  # fail now, not at the first episode
+    server = OrsServer(
+        found,
+        run_id=run or f"ors-{uuid.uuid4().hex[:8]}",
+        harness=harness_settings(harness),
+        judge_options=judge_options(judge_same_model, judge_timeout, judge_max_tokens),
+        idle_timeout_s=idle_timeout,
+        max_episodes=max_episodes,
+    )
+    splits = ", ".join(f"{split} {len(items)}" for split, items in server.by_split.items())
+    stderr.print(
+        f"egym ORS environment '{ENV_NAME}' on http://{host}:{port}: {len(found)} tasks ({splits}); "
+        f"run {server.run_id}; Ctrl-C to stop",
+        highlight=False,
+    )
+    uvicorn.run(server.app(), host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve-env")(serve_env)
