@@ -1,6 +1,6 @@
 """Warm start on this CPU: SmolLM2-135M before SFT, after SFT (and after SFT + GRPO) on held-out level-0 work.
 
-    .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-model DIR]
+    .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-steps 8]
         -> bench/results/warmstart.json
 
 Stages, each the user's own command run as a whole process and timed:
@@ -10,7 +10,7 @@ Stages, each the user's own command run as a whole process and timed:
 3. eval-*: `egym batch` with the hf policy on the same held-out level-0 episodes for each model:
           unseen seeds of the train families (instances whose split is test) and every held-out
           family (split test as a whole). tool_choice auto: the model decides whether to call.
-`--grpo-steps N` adds GRPO from the SFT model (trainer/configs/gym-cpu.yaml, full fine-tune, the same
+GRPO (`--grpo-steps`, 8 by default) from the SFT model (trainer/configs/gym-cpu.yaml, full fine-tune, the same
 train families at level 0, seeds 0-49 of the train split) and the same evaluation of its last checkpoint.
 
 Reported per model and per part (unseen seeds, unseen families): pass rate and mean score with
@@ -102,10 +102,13 @@ class Stages:
         return result
 
 
-def _turns(row) -> tuple[int, int]:
-    """(assistant turns, turns with a working tool call) of one rollout."""
+def _turns(row) -> tuple[int, int, int]:
+    """(assistant turns, turns with a working tool call, well-formed calls) of one rollout."""
     trajectory = row.trajectory_model()
-    return (len(trajectory.steps), trajectory.working_call_turns) if trajectory else (0, 0)
+    if trajectory is None:
+        return 0, 0, 0
+    formed = sum(call.error is None for call in trajectory.tool_calls())
+    return len(trajectory.steps), trajectory.working_call_turns, formed
 
 
 def score_rows(rows) -> dict:
@@ -117,7 +120,7 @@ def score_rows(rows) -> dict:
     mean = statistics.fmean(scores) if scores else 0.0
     half = 1.96 * statistics.stdev(scores) / math.sqrt(n) if n > 1 else 0.0
     turns = [_turns(r) for r in done]
-    all_turns, good_turns = sum(t for t, _ in turns), sum(g for _, g in turns)
+    all_turns, good_turns = sum(t[0] for t in turns), sum(t[1] for t in turns)
     low, high = wilson_interval(passes, n) if n else (0.0, 0.0)
     return {
         "episodes": n,
@@ -127,7 +130,9 @@ def score_rows(rows) -> dict:
         "mean_score": round(mean, 4),
         "mean_score_95": [round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4)],
         "turns_with_valid_executed_call": round(good_turns / all_turns, 4) if all_turns else None,
-        "episodes_with_valid_executed_call": round(sum(g > 0 for _, g in turns) / n, 4) if n else None,
+        "episodes_with_valid_executed_call": round(sum(t[1] > 0 for t in turns) / n, 4) if n else None,
+        # a call that was read (right format, a known tool, JSON arguments), whether or not it then failed
+        "episodes_with_well_formed_call": round(sum(t[2] > 0 for t in turns) / n, 4) if n else None,
     }
 
 
@@ -149,13 +154,22 @@ def evaluate(stages: Stages, name: str, model: str, parts: dict[str, list[str]],
 
     argv = [*EGYM, "batch", *ids, "--policy", "hf", "--model", model, *EVAL_OPTIONS]
     argv += ["--concurrency", str(concurrency), "--run", f"warmstart-{name}", "--store", str(store_path)]
-    return stages.run(f"eval-{name}", argv, then=scores)
+    timing = stages.run(f"eval-{name}", argv)
+    return {"seconds": timing["seconds"], "exit_code": timing["exit_code"], **scores()}
 
 
 def _grpo_summary(out: Path) -> dict:
     """Per step: mean reward, zero-variance groups, time; from the run's metrics.jsonl."""
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    keep = ("step", "reward_mean", "groups_zero_variance", "time_rollout", "time_update", "time_step")
+    keep = (
+        "step",
+        "reward_mean",
+        "call_rate",
+        "groups_zero_variance",
+        "time_rollout",
+        "time_update",
+        "time_step",
+    )
     return [{k: r[k] for k in keep if k in r} for r in rows]
 
 
@@ -170,8 +184,8 @@ def main() -> None:
     parser.add_argument(
         "--grpo-steps",
         type=int,
-        default=0,
-        help="Then GRPO from the SFT model for this many steps, and evaluate it.",
+        default=8,
+        help="Then GRPO from the SFT model for this many steps, and evaluate it (0: skip).",
     )
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
