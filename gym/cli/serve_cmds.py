@@ -22,13 +22,20 @@ from gym.cli.runs import (
     judge_options,
 )
 
-PROTOCOLS = {"ors": "the Open Reward Standard (HTTP and server-sent events; the ors-sdk client)"}
+# --protocol NAME -> the server class ("module:Class", imported when served) and what it speaks.
+# Every class takes (tasks, *, run_id, harness, judge_options, idle_timeout_s, max_episodes),
+# has `catalog` (gym.interop.episodes.TaskCatalog), `label` and `app()` (an ASGI application).
+PROTOCOLS = {
+    "ors": ("gym.interop.ors:OrsServer", "the Open Reward Standard (HTTP and server-sent events; ors-sdk)"),
+}
 
 
 @friendly
 def serve_env(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
-    protocol: str = typer.Option(..., "--protocol", help="What to speak: ors (the Open Reward Standard)."),
+    protocol: str = typer.Option(
+        ..., "--protocol", help="What to speak: " + "; ".join(f"{k} ({v[1]})" for k, v in PROTOCOLS.items())
+    ),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to bind; there is no login, keep it local."
     ),
@@ -43,7 +50,9 @@ def serve_env(
         help="Seconds without a request (pings count) before an episode is removed.",
     ),
     max_episodes: int = typer.Option(32, "--max-episodes", min=1, help="Episodes (containers) held at once."),
-    run: str | None = typer.Option(None, "--run", help="Run label on the containers (default ors-<random>)."),
+    run: str | None = typer.Option(
+        None, "--run", help="Run label on the containers (default PROTOCOL-<random>)."
+    ),
     judge_same_model: bool = JUDGE_SAME_MODEL,
     judge_timeout: float | None = JUDGE_TIMEOUT,
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
@@ -53,24 +62,26 @@ def serve_env(
         from core.validation import closest
 
         raise ConfigError(f"--protocol {protocol!r}: not served{closest(protocol, PROTOCOLS)}")
+    import importlib
+
     import uvicorn
 
-    from gym.interop.ors import ENV_NAME, OrsServer
     from gym.sandbox.docker_client import DEFAULT_IMAGE, require_image
 
     found = _tasks(tasks, seeds, levels)
     require_image(DEFAULT_IMAGE)  # fail now, not at the first episode
-    server = OrsServer(
+    module, _, name = PROTOCOLS[protocol][0].partition(":")
+    server = getattr(importlib.import_module(module), name)(
         found,
-        run_id=run or f"ors-{uuid.uuid4().hex[:8]}",
+        run_id=run or f"{protocol}-{uuid.uuid4().hex[:8]}",
         harness=harness_settings(harness),
         judge_options=judge_options(judge_same_model, judge_timeout, judge_max_tokens),
         idle_timeout_s=idle_timeout,
         max_episodes=max_episodes,
     )
-    splits = ", ".join(f"{split} {len(items)}" for split, items in server.by_split.items())
+    splits = ", ".join(f"{split} {len(items)}" for split, items in server.catalog.by_split.items())
     stderr.print(
-        f"egym ORS environment '{ENV_NAME}' on http://{host}:{port}: {len(found)} tasks ({splits}); "
+        f"egym {server.label} on http://{host}:{port}: {len(found)} tasks ({splits}); "
         f"run {server.run_id}; Ctrl-C to stop",
         highlight=False,
     )

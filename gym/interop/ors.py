@@ -25,12 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
@@ -41,11 +37,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from core.errors import EgymError
-from core.validation import closest, describe_validation_error
+from core.validation import describe_validation_error
 from grader.judge import JudgeOptions
 from gym.episode import ToolSession
 from gym.harness.builtin_tools import BUILTIN_TOOLS
 from gym.harness.config import HarnessConfig
+from gym.interop.episodes import EpisodeExists, EpisodeTable, InteropError, TaskCatalog
 from gym.interop.ors_wire import (
     SPLIT_TYPES,
     SUBMIT_TOOL,
@@ -68,19 +65,6 @@ from gym.tasks import Task
 
 ENV_NAME = "egym"
 PING_S = 10  # SSE comments while a call runs: the client gives up on a silent stream after 30 s
-GONE_KEPT = 10_000  # ended episodes remembered, so a late request hears why (410) rather than 404
-log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Live:
-    """One episode the server holds, from POST /create to its removal."""
-
-    session: ToolSession
-    starting: asyncio.Task[None]
-    seen: float = field(default_factory=time.monotonic)
-    busy: int = 0  # requests or calls in progress: never idle while one runs
-    calls: dict[str, asyncio.Task[str]] = field(default_factory=dict)
 
 
 class OrsServer:
@@ -96,12 +80,23 @@ class OrsServer:
         idle_timeout_s: float = 300.0,
         max_episodes: int = 32,
     ) -> None:
-        self.tasks = {task.key: task for task in tasks}
-        self.by_split = {split: [t for t in tasks if t.split == split] for split in SPLIT_TYPES}
-        self.run_id, self.harness, self.judge_options = run_id, harness, judge_options
-        self.idle_timeout_s, self.max_episodes = idle_timeout_s, max_episodes
-        self.live: dict[str, _Live] = {}
-        self.gone: dict[str, str] = {}  # episode id -> why it ended
+        self.catalog = TaskCatalog(tasks)
+        self.episodes = EpisodeTable(
+            run_id=run_id,
+            policy_name="ors",
+            harness=harness,
+            judge_options=judge_options,
+            idle_timeout_s=idle_timeout_s,
+            max_episodes=max_episodes,
+            how_to_open="open it with POST /create first",
+        )
+        self.calls: dict[str, tuple[str, asyncio.Task[str]]] = {}  # call id -> (episode id, its run)
+
+    label = f"ORS environment '{ENV_NAME}'"
+
+    @property
+    def run_id(self) -> str:
+        return self.episodes.run_id
 
     def app(self) -> Starlette:
         post = ["POST"]
@@ -123,9 +118,8 @@ class OrsServer:
             Route("/{env}/prompt", self.prompt),
             Route("/{env}/call", self.call, methods=post),
         ]
-        return Starlette(
-            routes=routes, lifespan=self._lifespan, exception_handlers={HTTPException: error_response}
-        )
+        handlers = {HTTPException: error_response, InteropError: error_response}
+        return Starlette(routes=routes, lifespan=self._lifespan, exception_handlers=handlers)
 
     # -- the environment: splits, tasks, tools ------------------------------------------------------
 
@@ -142,47 +136,31 @@ class OrsServer:
 
     async def list_tasks(self, request: Request) -> Response:
         env, body = _env(request), await parse(request, SplitBody)
-        return JSONResponse({"tasks": [task_spec(t) for t in self._split(body.split)], "env_name": env})
+        tasks = self.catalog.split(body.split)
+        return JSONResponse({"tasks": [task_spec(t) for t in tasks], "env_name": env})
 
     async def num_tasks(self, request: Request) -> Response:
         _env(request)
-        return JSONResponse({"num_tasks": len(self._split((await parse(request, SplitBody)).split))})
+        return JSONResponse({"num_tasks": len(self.catalog.split((await parse(request, SplitBody)).split))})
 
     async def task(self, request: Request) -> Response:
         _env(request)
         body = await parse(request, IndexBody)
-        return JSONResponse({"task": task_spec(self._indexed(body.split, body.index))})
+        return JSONResponse({"task": task_spec(self.catalog.indexed(body.split, body.index))})
 
     async def task_range(self, request: Request) -> Response:
         _env(request)
         body = await parse(request, RangeBody)
-        return JSONResponse(
-            {"tasks": [task_spec(t) for t in self._split(body.split)[body.start : body.stop]]}
-        )
-
-    def _split(self, split: str) -> list[Task]:
-        if split not in self.by_split:
-            raise HTTPException(400, f"unknown split {split!r}; the splits are {', '.join(SPLIT_TYPES)}")
-        return self.by_split[split]
-
-    def _indexed(self, split: str, index: int) -> Task:
-        tasks = self._split(split)
-        if not 0 <= index < len(tasks):
-            raise HTTPException(400, f"index {index} is out of range: split {split!r} has {len(tasks)} tasks")
-        return tasks[index]
+        tasks = self.catalog.split(body.split)[body.start : body.stop]
+        return JSONResponse({"tasks": [task_spec(t) for t in tasks]})
 
     def _task_of(self, body: CreateBody) -> Task:
         if body.task_spec is None:
-            return self._indexed(body.split or "", body.index or 0)
+            return self.catalog.indexed(body.split or "", body.index or 0)
         key = body.task_spec.get("id")
         if not isinstance(key, str):
             raise HTTPException(422, "task_spec has no 'id': pass a task as POST /egym/tasks lists it")
-        if key not in self.tasks:
-            hint = closest(key, self.tasks, list_known=len(self.tasks) <= 10)
-            raise HTTPException(
-                404, f"unknown task {key!r}: this server serves {len(self.tasks)} tasks{hint}"
-            )
-        return self.tasks[key]
+        return self.catalog.get(key)
 
     # -- episodes -----------------------------------------------------------------------------------
 
@@ -201,147 +179,74 @@ class OrsServer:
         if body.env_name is not None and body.env_name.lower() != ENV_NAME:
             raise HTTPException(404, f"unknown environment {body.env_name!r}; this server has {ENV_NAME!r}")
         task = self._task_of(body)
-        if sid in self.live or sid in self.gone:
+        try:
+            self.episodes.open(sid, task)
+        except EpisodeExists:
             raise HTTPException(
                 409, f"episode {sid!r} exists already; take a new id from POST /create_session"
-            )
-        if sum(not live.session.done for live in self.live.values()) >= self.max_episodes:
-            raise HTTPException(
-                503, f"this server runs its maximum of {self.max_episodes} episodes; retry later"
-            )
-        session = ToolSession(
-            task,
-            run_id=self.run_id,
-            rollout_id=sid,
-            harness=self.harness,
-            judge_options=self.judge_options,
-            policy_name="ors",
-        )
-        starting = asyncio.create_task(session.start())
-        starting.add_done_callback(lambda t: t.cancelled() or t.exception())  # read here, reported on use
-        self.live[sid] = _Live(session, starting)
+            ) from None
         return JSONResponse({"sid": sid})
 
     async def delete(self, request: Request) -> Response:
         sid = _sid(request)
-        live = self.live.pop(sid, None)
-        if live is None and sid not in self.gone:
-            raise HTTPException(404, f"unknown episode {sid!r}")
-        if live is not None:
-            await self._close(sid, live, f"episode {sid!r} was deleted")
+        await self.episodes.close(sid, f"episode {sid!r} was deleted")
         return JSONResponse({"sid": sid})
 
     async def ping(self, request: Request) -> Response:
-        self._find(_sid(request))
+        self.episodes.find(_sid(request))
         return JSONResponse({"status": "ok"})
 
     async def task_tools(self, request: Request) -> Response:
-        live = await self._ready(request)
-        return JSONResponse({"tools": [*map(tool_spec, live.session.tools), SUBMIT_TOOL]})
+        session = await self.episodes.ready(_sid(request))
+        return JSONResponse({"tools": [*map(tool_spec, session.tools), SUBMIT_TOOL]})
 
     async def prompt(self, request: Request) -> Response:
         """One text block: the harness's system prompt, then the task (both also in `detail`)."""
-        messages = (await self._ready(request)).session.messages
+        messages = (await self.episodes.ready(_sid(request))).messages
         parts = {m.role: m.content for m in messages}
         text = "\n\n".join(m.content for m in messages)
         return JSONResponse([{"type": "text", "text": text, "detail": parts}])
 
     async def call(self, request: Request) -> Response:
-        live = await self._ready(request)
+        sid = _sid(request)
+        session = await self.episodes.ready(sid)
         body = await parse(request, CallBody)
         if body.task_id is not None:
-            if body.task_id not in live.calls:
-                raise HTTPException(404, f"unknown call {body.task_id!r} in episode {_sid(request)!r}")
+            if self.calls.get(body.task_id, ("", None))[0] != sid:
+                raise HTTPException(404, f"unknown call {body.task_id!r} in episode {sid!r}")
             call_id = body.task_id
         else:  # the call runs on even if its client goes away: the harness records every turn
             call_id = uuid.uuid4().hex
-            live.calls[call_id] = asyncio.create_task(self._run_call(live, body.name, body.input))
-            live.busy += 1
-            live.calls[call_id].add_done_callback(lambda _: _settle(live))
-        return EventSourceResponse(call_events(call_id, live.calls[call_id]), ping=PING_S)
+            self.calls[call_id] = (sid, asyncio.create_task(self._run_call(sid, session, body)))
+            self.calls[call_id][1].add_done_callback(lambda _: self._forget_later(call_id))
+        return EventSourceResponse(call_events(call_id, self.calls[call_id][1]), ping=PING_S)
 
-    async def _run_call(self, live: _Live, name: str, arguments: dict[str, Any]) -> str:
+    async def _run_call(self, sid: str, session: ToolSession, body: CallBody) -> str:
         """The call's RunToolOutput: the tool's output or the grade, or the protocol's tool error."""
-        session = live.session
         try:
-            if name != SUBMIT_TOOL["name"]:
-                result = await session.call(name, arguments)
-                return run_tool_output(tool_output(result, session.turns_left))
-            try:
-                answer = SubmitArgs.model_validate(arguments).answer
-            except ValidationError as exc:  # refused, not a turn: the episode goes on
-                problem = describe_validation_error(exc, where="submit", model=SubmitArgs)
-                return run_tool_output(error=f'{problem}; submit takes {{"answer": "..."}}')
-            grade = await session.submit(answer)
-            stop_reason = session.trajectory.stop_reason if session.trajectory else None
-            return run_tool_output(graded_output(grade, session.task, stop_reason))
+            with self.episodes.busy(sid):
+                if body.name != SUBMIT_TOOL["name"]:
+                    result = await session.call(body.name, body.input)
+                    return run_tool_output(tool_output(result, session.turns_left))
+                try:
+                    answer = SubmitArgs.model_validate(body.input).answer
+                except ValidationError as exc:  # refused, not a turn: the episode goes on
+                    problem = describe_validation_error(exc, where="submit", model=SubmitArgs)
+                    return run_tool_output(error=f'{problem}; submit takes {{"answer": "..."}}')
+                grade = await session.submit(answer)
+                stop_reason = session.trajectory.stop_reason if session.trajectory else None
+                return run_tool_output(graded_output(grade, session.task, stop_reason))
         except EgymError as exc:  # the episode is over, or could not be graded: the client reads why
             return run_tool_output(error=str(exc))
 
-    def _find(self, sid: str) -> _Live:
-        live = self.live.get(sid)
-        if live is None:
-            if sid in self.gone:
-                raise HTTPException(410, self.gone[sid])
-            raise HTTPException(404, f"unknown episode {sid!r}: open it with POST /create first")
-        live.seen = time.monotonic()
-        return live
-
-    async def _ready(self, request: Request) -> _Live:
-        """The episode, once its container and tools are up; 503 with the reason when they failed."""
-        sid = _sid(request)
-        live = self._find(sid)
-        live.busy += 1
-        try:
-            await asyncio.wait({live.starting})
-        finally:
-            _settle(live)
-        if live.starting.cancelled():
-            self._find(sid)  # 410: it was deleted or closed while starting
-            raise HTTPException(410, f"episode {sid!r} was closed while it started")
-        if (exc := live.starting.exception()) is not None:
-            raise HTTPException(503, f"episode {sid!r} could not start: {exc}".replace("\n", " "))
-        return live
-
-    async def _close(self, sid: str, live: _Live, why: str) -> None:
-        self.gone[sid] = why
-        while len(self.gone) > GONE_KEPT:
-            del self.gone[next(iter(self.gone))]
-        live.starting.cancel()
-        await asyncio.wait({live.starting})
-        await live.session.close()  # the container is removed here
-
-    async def _reap(self) -> None:
-        """Close episodes that saw no request for idle_timeout_s (their clients are gone)."""
-        while True:
-            await asyncio.sleep(min(5.0, self.idle_timeout_s / 4))
-            now = time.monotonic()
-            for sid, live in list(self.live.items()):
-                idle = live.busy == 0 and live.starting.done() and now - live.seen > self.idle_timeout_s
-                if idle and self.live.get(sid) is live:
-                    del self.live[sid]
-                    why = f"episode {sid!r} was closed after {self.idle_timeout_s:g} s without a request"
-                    try:
-                        await self._close(sid, live, why)
-                    except Exception:  # one bad close must not stop the reaping
-                        log.exception("closing idle episode %s", sid)
+    def _forget_later(self, call_id: str) -> None:
+        """A finished call stays readable for a reconnecting client for a while, then goes."""
+        asyncio.get_running_loop().call_later(self.episodes.idle_timeout_s, self.calls.pop, call_id, None)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
-        reaper = asyncio.create_task(self._reap())
-        try:
+        async with self.episodes.running():
             yield
-        finally:
-            reaper.cancel()
-            held, self.live = self.live, {}
-            await asyncio.gather(
-                *(self._close(sid, live, "the server stopped") for sid, live in held.items())
-            )
-
-
-def _settle(live: _Live) -> None:
-    live.busy -= 1
-    live.seen = time.monotonic()
 
 
 def _env(request: Request) -> str:

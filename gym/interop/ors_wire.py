@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from core.trajectory import ToolResult
 from core.validation import describe_validation_error
 from grader.grade import Grade
+from gym.interop.episodes import InteropError
 from gym.rollout import passed
 from gym.tasks import Task
 
@@ -96,6 +97,8 @@ async def parse(request: Request, model: type[B]) -> B:
 
 async def error_response(_request: Request, exc: Exception) -> Response:
     """Errors as the official server sends them: JSON with a one-line `detail`."""
+    if isinstance(exc, InteropError):
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
     assert isinstance(exc, HTTPException)
     return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
 
