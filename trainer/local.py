@@ -55,8 +55,10 @@ class LocalRollouts:
         self.source = source
         self.sampler = sampler
 
-    def collect(self, tasks: Sequence[Any], group_size: int, seeds: Sequence[int]) -> list[Group]:
-        return self.source.collect(self.sampler, tasks, group_size=group_size, seeds=seeds)
+    def collect(
+        self, tasks: Sequence[Any], group_size: int, seeds: Sequence[int], **what: Any
+    ) -> list[Group]:
+        return self.source.collect(self.sampler, tasks, group_size=group_size, seeds=seeds, **what)
 
     def sync(self, update: WeightUpdate) -> None:
         self.sampler.sync(update)

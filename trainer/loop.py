@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,12 +22,21 @@ from trainer.config import TrainConfig
 from trainer.curriculum import Curriculum
 from trainer.metrics import MetricsLog
 from trainer.samplers.base import WeightUpdate
-from trainer.samples import Group, TrainItem
+from trainer.samples import Group, Rollout, TrainItem
 from trainer.seeding import derive_seed
 
 
 class Rollouts(Protocol):
-    def collect(self, tasks: list[Any], group_size: int, seeds: list[int]) -> list[Group]: ...
+    def collect(
+        self,
+        tasks: list[Any],
+        group_size: int,
+        seeds: list[int],
+        *,
+        step: int = 0,
+        phase: str = "train",
+        on_rollout: Callable[[Rollout], None] | None = None,
+    ) -> list[Group]: ...
 
     def sync(self, update: WeightUpdate) -> None: ...
 
@@ -39,6 +49,32 @@ class LearnerRole(Protocol):
     def save(self, step: int, state: dict[str, Any]) -> Path: ...
 
     def load(self, path: Path) -> dict[str, Any]: ...
+
+
+@dataclass
+class StepProgress:
+    """Where a step is, for a live display: `egym train` redraws its progress line from it."""
+
+    step: int
+    phase: str  # "rollouts", "update" or "eval"
+    total: int  # rollouts planned in this phase
+    done: int = 0
+    reward_sum: float = 0.0
+    tokens: int = 0  # tokens the policy wrote in the finished rollouts
+    started: float = field(default_factory=time.perf_counter)
+
+    def add(self, rollout: Rollout) -> None:
+        self.done += 1
+        self.reward_sum += rollout.reward
+        self.tokens += sum(sample.model_tokens for sample in rollout.samples)
+
+    @property
+    def reward_mean(self) -> float | None:
+        return self.reward_sum / self.done if self.done else None
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / max(time.perf_counter() - self.started, 1e-9)
 
 
 class GRPOTrainer:
@@ -69,14 +105,21 @@ class GRPOTrainer:
             out / config.logging.metrics_file, config.logging.wandb, config.model_dump()
         )
         self.step_done = 0
+        self.on_progress: Callable[[StepProgress], None] | None = None
 
     # -- run ------------------------------------------------------------
 
-    def run(self, on_step: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    def run(
+        self,
+        on_step: Callable[[dict[str, Any]], None] | None = None,
+        on_progress: Callable[[StepProgress], None] | None = None,
+    ) -> list[dict[str, Any]]:
         """Train to `config.steps` (resuming if a checkpoint is found); returns every step's metrics.
 
-        `on_step` sees each step's record as it is logged (the CLI prints it).
+        `on_step` sees each step's record as it is logged (the CLI prints it); `on_progress`
+        sees the step's progress after each finished rollout and when the update starts.
         """
+        self.on_progress = on_progress
         self._write_config()
         self.resume()
         interval = self.config.checkpoint.interval
@@ -117,7 +160,15 @@ class GRPOTrainer:
         started = time.perf_counter()
         tasks = self.curriculum.sample(self.config.rollout.tasks_per_step)
         seeds = [derive_seed(self.config.seed, "train", step, i) for i in range(len(tasks))]
-        groups = self.rollouts.collect(tasks, self.config.rollout.group_size, seeds)
+        group_size = self.config.rollout.group_size
+        groups = self.rollouts.collect(
+            tasks,
+            group_size,
+            seeds,
+            step=step,
+            phase="train",
+            on_rollout=self._tracker(step, "rollouts", len(tasks) * group_size),
+        )
         for group in groups:
             self.curriculum.observe(group.task, [r.passed for r in group.rollouts])
         t_rollout = time.perf_counter() - started
@@ -131,12 +182,14 @@ class GRPOTrainer:
         update: dict[str, Any] = {}
         t_sync = 0.0
         if items:
+            self._tracker(step, "update", len(items))
             update = self.learner.update(items)
             sync_started = time.perf_counter()
             self.rollouts.sync(self.learner.weight_update(step))
             t_sync = time.perf_counter() - sync_started
         elapsed = time.perf_counter() - started
-        return _record(step, stats, update, t_rollout=t_rollout, t_sync=t_sync, elapsed=elapsed)
+        record = _record(step, stats, update, t_rollout=t_rollout, t_sync=t_sync, elapsed=elapsed)
+        return record | _rollout_times(groups)
 
     def evaluate(self, step: int) -> dict[str, Any]:
         """Mean reward and pass rate on the eval split, without updating."""
@@ -144,7 +197,15 @@ class GRPOTrainer:
             self.eval_tasks[: self.config.eval.max_tasks] if self.config.eval.max_tasks else self.eval_tasks
         )
         seeds = [derive_seed(self.config.seed, "eval", step, i) for i in range(len(tasks))]
-        groups = self.rollouts.collect(tasks, self.config.eval.group_size, seeds)
+        group_size = self.config.eval.group_size
+        groups = self.rollouts.collect(
+            tasks,
+            group_size,
+            seeds,
+            step=step,
+            phase="eval",
+            on_rollout=self._tracker(step, "eval", len(tasks) * group_size),
+        )
         _, stats = build_items(groups, include_incomplete=self.config.rollout.include_incomplete)
         return {
             "eval_reward_mean": stats.reward_mean,
@@ -152,10 +213,35 @@ class GRPOTrainer:
             "eval_rollouts": stats.rollouts,
         }
 
+    def _tracker(self, step: int, phase: str, total: int) -> Callable[[Rollout], None] | None:
+        """A new phase of the step: shown now, then after each rollout it finishes."""
+        show = self.on_progress
+        if show is None:
+            return None
+        progress = StepProgress(step, phase, total)
+        show(progress)
+
+        def finished(rollout: Rollout) -> None:
+            progress.add(rollout)
+            show(progress)
+
+        return finished
+
     def _write_config(self) -> None:
         out = Path(self.config.output_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.yaml").write_text(yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False))
+
+
+def _rollout_times(groups: list[Group]) -> dict[str, float | None]:
+    """Mean seconds per rollout playing (policy and tools) and grading, where the source timed them."""
+    infos = [r.info for g in groups for r in g.rollouts]
+
+    def mean(key: str) -> float | None:
+        values = [i[key] for i in infos if i.get(key) is not None]
+        return sum(values) / len(values) if values else None
+
+    return {"rollout_play_s": mean("seconds_play"), "rollout_grade_s": mean("seconds_grade")}
 
 
 def _record(
@@ -172,6 +258,7 @@ def _record(
         "groups_kept": stats.groups_kept,
         "groups_zero_variance": stats.groups_zero_variance,
         "groups_too_small": stats.groups_too_small,
+        "zero_variance_share": stats.groups_zero_variance / stats.groups if stats.groups else None,
         "rollouts": stats.rollouts,
         "rollouts_incomplete": stats.rollouts_incomplete,
         "adv_mean": stats.adv_mean,

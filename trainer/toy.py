@@ -13,7 +13,7 @@ config. `egym train trainer/configs/toy.yaml` runs it end to end on a laptop.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,7 +121,15 @@ class ToyRolloutSource:
         return self.tokenizer.convert_tokens_to_ids(["<bos>", "repeat", task.word, ":"])
 
     def collect(
-        self, sampler: Any, tasks: Sequence[ToyTask], *, group_size: int, seeds: Sequence[int]
+        self,
+        sampler: Any,
+        tasks: Sequence[ToyTask],
+        *,
+        group_size: int,
+        seeds: Sequence[int],
+        step: int = 0,
+        phase: str = "train",
+        on_rollout: Callable[[Rollout], None] | None = None,
     ) -> list[Group]:
         from trainer.samplers.base import Request
 
@@ -137,5 +145,7 @@ class ToyRolloutSource:
                 score, _ = grade(task.word, words, self.options.repeats)
                 sample = Sample.from_turn(prompt, completion.token_ids, completion.logprobs)
                 rollouts.append(Rollout(samples=[sample], reward=score, passed=score >= 0.8))
+                if on_rollout is not None:
+                    on_rollout(rollouts[-1])
             groups.append(Group(task=task.key, rollouts=rollouts))
         return groups

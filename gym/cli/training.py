@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
@@ -17,9 +19,43 @@ def _line(record: dict[str, Any]) -> str:
         f"step {record['step']:>5}  reward {fmt(record['reward_mean'], '.3f')} ± {fmt(record['reward_std'], '.3f')}"
         f"  pass {fmt(record['pass_rate'], '.0%')}  groups {record['groups_kept']}/{record['groups']}"
         f"  loss {fmt(record['loss'], '+.4f')}  clip {fmt(record['clip_frac'], '.3f')}"
-        f"  rollout {record['time_rollout']:.1f}s  update {record['time_update']:.1f}s"
+        f"  zero-var {fmt(record.get('zero_variance_share'), '.0%')}"
+        f"  rollout {record['time_rollout']:.1f}s  update {record['time_update']:.1f}s  sync {record['time_sync']:.1f}s"
         + (f"  eval {record['eval_reward_mean']:.3f}" if "eval_reward_mean" in record else "")
     )
+
+
+@contextlib.contextmanager
+def _live_progress(console: Any) -> Iterator[tuple[Callable[..., None], Callable[..., None]]]:
+    """A progress line redrawn during each step (rollouts done, reward so far, tokens/s, ETA),
+    with each finished step printed above it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("step {task.fields[step]} {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("reward {task.fields[reward]} · {task.fields[speed]} tok/s"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("", total=None, step="-", reward="-", speed="-")
+
+        def on_progress(p: Any) -> None:
+            if p.phase == "update":  # no per-item progress inside an optimizer step
+                progress.reset(bar, description=f"update ({p.total} sequences)", total=None)
+                progress.update(bar, step=p.step)
+                return
+            if p.done == 0:
+                progress.reset(bar, description=p.phase, total=p.total)
+            reward = "-" if p.reward_mean is None else f"{p.reward_mean:.3f}"
+            progress.update(bar, completed=p.done, step=p.step, reward=reward, speed=f"{p.tokens_per_s:.1f}")
+
+        def on_step(record: dict[str, Any]) -> None:
+            progress.console.print(_line(record), highlight=False, soft_wrap=True)
+
+        yield on_step, on_progress
 
 
 def register(app: typer.Typer) -> None:
@@ -56,9 +92,8 @@ def register(app: typer.Typer) -> None:
         console.print(
             f"training {cfg.model.path or cfg.model.builder} for {cfg.steps} steps -> {cfg.output_dir}"
         )
-        records = build_trainer(cfg).run(
-            on_step=lambda r: console.print(_line(r), highlight=False, soft_wrap=True)
-        )
+        with _live_progress(console) as (on_step, on_progress):
+            records = build_trainer(cfg).run(on_step=on_step, on_progress=on_progress)
         last = records[-1] if records else {}
         console.print(
             f"done: {len(records)} steps, last reward {last.get('reward_mean', 0):.3f}; "

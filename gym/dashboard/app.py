@@ -26,7 +26,7 @@ from core.errors import StoreError
 from gym.dashboard import fmt
 from gym.dashboard.context import Context, DashboardConfig
 from gym.dashboard.pages import rollouts, runs, tasks, training
-from gym.store import DEFAULT_PATH, Store
+from gym.store import DEFAULT_PATH, Store, add_missing_columns
 
 HERE = Path(__file__).parent
 
@@ -68,9 +68,12 @@ def open_store(url: str | None) -> Store:
     if missing is not None:
         raise StoreError(f"no run store at {missing}: run `egym batch` first, or pass --store URL")
     store = Store(url, create=False)
-    _read_only(store)
     try:
         has_runs = inspect(store.engine).has_table("runs")
+        if has_runs:  # a store from an older egym: its new nullable columns, before going read-only
+            add_missing_columns(store.engine)
+            store.engine.dispose()
+        _read_only(store)
     except Exception as exc:  # noqa: BLE001 - the driver's own error type varies by backend
         store.close()
         raise StoreError(f"cannot open run store {store.url}: {exc}".splitlines()[0]) from None

@@ -16,6 +16,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Integer, case, cast, func, select
@@ -262,6 +263,7 @@ _LIST_COLUMNS = (
     RolloutRow.run_id,
     RolloutRow.task,
     RolloutRow.sample,
+    RolloutRow.step,
     RolloutRow.status,
     RolloutRow.reward,
     RolloutRow.earned,
@@ -275,6 +277,18 @@ _LIST_COLUMNS = (
 )
 
 
+def training_runs(s: Session, output_dir: Path) -> list[tuple[str, int]]:
+    """The store's runs (id, rollouts) that hold a training run's rollouts: those whose output folder it is."""
+    runs = s.scalars(select(RunRow).where(RunRow.kind == "train").order_by(RunRow.id)).all()
+    found = []
+    for run in runs:
+        folder = (run.config or {}).get("output_dir")
+        if folder and Path(folder).resolve() == output_dir.resolve():
+            count = s.scalar(select(func.count()).where(RolloutRow.run_id == run.id)) or 0
+            found.append((run.id, count))
+    return found
+
+
 def rollout_page(
     s: Session,
     page: int,
@@ -283,9 +297,15 @@ def rollout_page(
     run_id: str | None = None,
     task: str | None = None,
     status: str | None = None,
+    step: int | None = None,
 ) -> Page[Any]:
     """Rollout rows without their trajectories, ordered by task and sample (run: newest first)."""
-    filters = ((RolloutRow.run_id, run_id), (RolloutRow.task, task), (RolloutRow.status, status))
+    filters = (
+        (RolloutRow.run_id, run_id),
+        (RolloutRow.task, task),
+        (RolloutRow.status, status),
+        (RolloutRow.step, step),
+    )
     where = [c == v for c, v in filters if v is not None]
     total = s.scalar(select(func.count()).select_from(RolloutRow).where(*where)) or 0
     order = (RunRow.created_at.desc(), RolloutRow.task, RolloutRow.sample)

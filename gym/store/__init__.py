@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Integer, cast, create_engine, event, func, select, update
+from sqlalchemy import Integer, cast, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
@@ -30,7 +30,16 @@ from core.trajectory import Trajectory
 from grader.grade import Grade
 from gym.store.models import Base, ItemResultRow, RolloutRow, RunRow, _now, new_id
 
-__all__ = ["Base", "ItemResultRow", "RolloutRow", "RunRow", "Store", "new_id", "resolve_url"]
+__all__ = [
+    "Base",
+    "ItemResultRow",
+    "RolloutRow",
+    "RunRow",
+    "Store",
+    "add_missing_columns",
+    "new_id",
+    "resolve_url",
+]
 RolloutStatus = Literal["pending", "running", "done", "failed"]
 RunStatus = Literal["running", "done", "failed", "interrupted"]
 DEFAULT_PATH = Path(".egym") / "runs.db"
@@ -68,6 +77,7 @@ class Store:
                 event.listen(self.engine, "connect", _sqlite_pragmas)
             if create:
                 Base.metadata.create_all(self.engine)
+                add_missing_columns(self.engine)
         except (SQLAlchemyError, ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot open run store {_redact(self.url)}: {_one_line(exc)}") from None
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -176,8 +186,13 @@ class Store:
 
     # -- rollouts -------------------------------------------------------------
 
-    def add_rollouts(self, run_id: str, keys: Iterable[tuple[str, int]]) -> list[RolloutRow]:
-        """Insert the planned (task, sample) rollouts that are not there yet; return all of them in order."""
+    def add_rollouts(
+        self, run_id: str, keys: Iterable[tuple[str, int]], *, step: int | None = None
+    ) -> list[RolloutRow]:
+        """Insert the planned (task, sample) rollouts that are not there yet; return all of them in order.
+
+        `step`: the training step that samples them (a training run's rollouts).
+        """
         keys = list(keys)
         with self.session() as s:
             self._run(s, run_id)
@@ -187,7 +202,9 @@ class Store:
             }
             for task, sample in keys:
                 if (task, sample) not in existing:
-                    row = RolloutRow(id=new_id(), run_id=run_id, task=task, sample=sample, status="pending")
+                    row = RolloutRow(
+                        id=new_id(), run_id=run_id, task=task, sample=sample, step=step, status="pending"
+                    )
                     s.add(row)
                     existing[(task, sample)] = row
         return [existing[k] for k in keys]
@@ -308,6 +325,7 @@ class Store:
         *,
         task: str | None = None,
         status: RolloutStatus | None = None,
+        step: int | None = None,
         with_items: bool = False,
         limit: int | None = None,
         offset: int = 0,
@@ -320,6 +338,7 @@ class Store:
             (RolloutRow.run_id, run_id),
             (RolloutRow.task, task),
             (RolloutRow.status, status),
+            (RolloutRow.step, step),
         ):
             if value is not None:
                 query = query.where(column == value)
@@ -336,6 +355,23 @@ class Store:
         if run is None:
             raise StoreError(f"no run '{run_id}' in the run store: see `egym runs`")
         return run
+
+
+def add_missing_columns(engine: Engine) -> None:
+    """Columns added to the models since a store was made: added to its tables (all are nullable).
+
+    create_all makes missing tables only; a store from before a new column would fail every
+    query. Additive, nullable columns are the only schema change the store makes, so this
+    is its whole migration story.
+    """
+    inspector = inspect(engine)
+    for table in Base.metadata.sorted_tables:
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in present and column.nullable:
+                kind = column.type.compile(dialect=engine.dialect)
+                with engine.begin() as conn:
+                    conn.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"))
 
 
 def _engine_args(url: str) -> dict[str, Any]:

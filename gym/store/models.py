@@ -68,6 +68,9 @@ class RolloutRow(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     task: Mapped[str] = mapped_column(String(256), index=True)
     sample: Mapped[int] = mapped_column(Integer)
+    step: Mapped[int | None] = mapped_column(
+        Integer, doc="The training step that sampled it (runs of kind train); NULL otherwise."
+    )
     status: Mapped[str] = mapped_column(String(16), default="pending", index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     owner: Mapped[str | None] = mapped_column(String(256))

@@ -259,3 +259,32 @@ def test_tasks_come_from_the_store_and_the_task_folders(client):
     assert "Please do fresh &lt;now&gt;." in fresh.text and "no rollouts" in fresh.text
     broken = client.get("/tasks/w/broken")
     assert broken.status_code == 404 and "task.yaml" in broken.text  # says what is wrong with the file
+
+
+def test_a_training_run_links_each_step_to_the_rollouts_it_sampled(tmp_path):
+    """The trainer keeps its rollouts in the store (run kind train, with their step); the page links to them."""
+    out = tmp_path / "grpo-run"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text(
+        "\n".join(json.dumps({"step": s, "reward_mean": 0.5, "pass_rate": 0.5}) for s in (1, 2)) + "\n"
+    )
+    store = Store(str(tmp_path / "runs.db"))
+    store.create_run("train-grpo-run-abc", policy="grpo", kind="train", config={"output_dir": str(out)})
+    store.create_run("train-other", policy="grpo", kind="train", config={"output_dir": str(tmp_path / "x")})
+    for step, places in ((1, [0, 1]), (2, [0])):
+        keys = [("w/t", step * 100_000 + place) for place in places]
+        for row in store.add_rollouts("train-grpo-run-abc", keys, step=step):
+            g = Grade(task="w/t", earned=1, possible=2, normalized=0.5, items=[])
+            store.record(row.id, trajectory=trajectory("w/t"), grade=g, passed=False, seconds=1.0)
+    store.close()
+    app = create_app(DashboardConfig(store=str(tmp_path / "runs.db"), metrics=[tmp_path], tasks_dir=tmp_path))
+    with TestClient(app) as http:
+        listing = http.get("/training").text
+        file_id = re.search(r'data-file="(\w+)"', listing).group(1)
+        page = http.get(f"/training/{file_id}").text
+        assert "train-other" not in page  # another folder's run is not linked
+        assert re.search(r'id="stored-rollouts">.*train-grpo-run-abc</a> \(3\)', page)
+        link = re.search(r'href="([^"]*train-grpo-run-abc\?step=1#rollouts)"', page).group(1)
+        step_page = http.get(link).text
+    assert step_page.count("data-rollout=") == 2 and 'id="step-filter"' in step_page
+    assert ">1:0<" in step_page and ">1:1<" in step_page and ">2:0<" not in step_page

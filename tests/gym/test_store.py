@@ -186,3 +186,20 @@ def test_unknown_rollout_and_bad_url_are_store_errors(store, tmp_path):
         Store("nosuchdb://x/y")
     assert resolve_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
     assert resolve_url(str(tmp_path / "x.db")).startswith("sqlite:///")
+
+
+def test_a_store_made_before_a_new_column_gets_it_and_keeps_its_rows(tmp_path):
+    """Stores made by an older egym (no `rollouts.step`) open, keep their data, and take the new column."""
+    path = tmp_path / "old.db"
+    old = Store(str(path))
+    plan(old)
+    old.close()
+    with sqlite3.connect(path) as db:  # what an older egym made: the table without the column
+        db.execute("ALTER TABLE rollouts DROP COLUMN step")
+        assert "step" not in {row[1] for row in db.execute("PRAGMA table_info(rollouts)")}
+    store = Store(str(path))
+    assert [r.sample for r in store.list_rollouts("r1")] == [0, 1]
+    trained = store.add_rollouts("r1", [("demo/other", 7)], step=3)
+    assert store.list_rollouts("r1", step=3)[0].id == trained[0].id
+    assert len(store.list_rollouts("r1")) == 3 and store.list_rollouts("r1")[0].step is None
+    store.close()

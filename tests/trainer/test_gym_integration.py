@@ -48,8 +48,8 @@ class Recording:
     def __init__(self, inner):
         self.inner, self.groups = inner, []
 
-    def collect(self, tasks, group_size, seeds):
-        groups = self.inner.collect(tasks, group_size, seeds)
+    def collect(self, tasks, group_size, seeds, **what):
+        groups = self.inner.collect(tasks, group_size, seeds, **what)
         self.groups += groups
         return groups
 
@@ -71,7 +71,11 @@ def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
                 "group_size": 6,
                 "tasks_per_step": 1,
                 "concurrency": 1,
-                "options": {"harness": {"max_turns": 2, "mcp_servers": {}}, "run_id": "pytest-trainer"},
+                "options": {
+                    "harness": {"max_turns": 2, "mcp_servers": {}},
+                    "run_id": "pytest-trainer",
+                    "store": str(tmp_path / "runs.db"),
+                },
             },
             "sampling": {"temperature": 0.5, "max_new_tokens": 48},
             "optim": {"lr": 1e-3},
@@ -84,7 +88,8 @@ def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
     model = trainer.learner.learner.model
     before = {k: v.clone() for k, v in model.state_dict().items()}
 
-    (record,) = trainer.run()
+    shown = []
+    (record,) = trainer.run(on_progress=lambda p: shown.append((p.phase, p.done, p.total)))
 
     (group,) = recording.groups
     assert group.task == "mini/ship-order" and len(group.rollouts) == 6
@@ -108,3 +113,20 @@ def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
     assert record["groups_kept"] == 1 and record["loss"] is not None
     assert record["tokens_model"] == sum(r.info["completion_tokens"] for r in group.rollouts)
     assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+    # progress was shown after every rollout, then for the update
+    sequences = sum(len(r.samples) for r in group.rollouts)
+    assert shown == [("rollouts", i, 6) for i in range(7)] + [("update", 0, sequences)]
+    assert record["rollout_play_s"] > 0 and record["rollout_grade_s"] > 0
+
+    # every rollout is in the run store under the training run, with its step, trajectory and grade
+    from gym.store import Store
+
+    store = Store(str(tmp_path / "runs.db"))
+    (run,) = store.list_runs(kind="train")
+    assert run.config["output_dir"] == str(tmp_path / "run")
+    rows = store.list_rollouts(run.id, step=1, with_items=True)
+    assert len(rows) == 6 and {row.status for row in rows} == {"done"}
+    assert sorted(str(row.grade_model()) for row in rows) == sorted(r.info["grade"] for r in group.rollouts)
+    assert all(row.trajectory_model().task == "mini/ship-order" for row in rows)
+    store.close()

@@ -13,7 +13,7 @@ its own seed, so the result does not depend on the number of workers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from trainer.config import TrainConfig
 from trainer.learner import combine_stats
 from trainer.loop import GRPOTrainer
 from trainer.samplers.base import WeightUpdate
-from trainer.samples import Group, TrainItem
+from trainer.samples import Group, Rollout, TrainItem
 
 
 def init_ray(config: TrainConfig) -> Any:
@@ -59,13 +59,29 @@ class RayRollouts:
     def tasks(self, split: str) -> list[Any]:
         return self.ray.get(self.workers[0].tasks.remote(split))
 
-    def collect(self, tasks: Sequence[Any], group_size: int, seeds: Sequence[int]) -> list[Group]:
+    def collect(
+        self,
+        tasks: Sequence[Any],
+        group_size: int,
+        seeds: Sequence[int],
+        *,
+        step: int = 0,
+        phase: str = "train",
+        on_rollout: Callable[[Rollout], None] | None = None,
+    ) -> list[Group]:
         spans = _chunks(len(tasks), len(self.workers))
         futures = [
-            worker.collect.remote(list(tasks[a:b]), group_size, list(seeds[a:b]))
+            worker.collect.remote(list(tasks[a:b]), group_size, list(seeds[a:b]), step, phase)
             for worker, (a, b) in zip(self.workers, spans, strict=False)
         ]
-        return [group for part in self.ray.get(futures) for group in part]
+        groups: list[Group] = []
+        for future in futures:  # progress per worker's share: a callback cannot cross into the workers
+            part = self.ray.get(future)
+            groups += part
+            for rollout in (r for group in part for r in group.rollouts):
+                if on_rollout is not None:
+                    on_rollout(rollout)
+        return groups
 
     def sync(self, update: WeightUpdate) -> None:
         ref = self.ray.put(update if update.model is None else update.detached())

@@ -70,8 +70,12 @@ class RolloutWorker:
     def tasks(self, split: str) -> list[Any]:
         return self.source.tasks(split)
 
-    def collect(self, tasks: Sequence[Any], group_size: int, seeds: Sequence[int]) -> list[Group]:
-        return self.source.collect(self.sampler, tasks, group_size=group_size, seeds=seeds)
+    def collect(
+        self, tasks: Sequence[Any], group_size: int, seeds: Sequence[int], step: int, phase: str
+    ) -> list[Group]:
+        return self.source.collect(
+            self.sampler, tasks, group_size=group_size, seeds=seeds, step=step, phase=phase
+        )
 
     def sync(self, update: WeightUpdate) -> None:
         self.sampler.sync(update)

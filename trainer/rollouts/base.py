@@ -8,13 +8,13 @@ the learning test and the CPU demo). A source is built as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from trainer.config import TrainConfig
     from trainer.samplers.base import Sampler
-    from trainer.samples import Group
+    from trainer.samples import Group, Rollout
 
 
 @runtime_checkable
@@ -35,9 +35,21 @@ class RolloutSource(Protocol):
         ...
 
     def collect(
-        self, sampler: Sampler, tasks: Sequence[Any], *, group_size: int, seeds: Sequence[int]
+        self,
+        sampler: Sampler,
+        tasks: Sequence[Any],
+        *,
+        group_size: int,
+        seeds: Sequence[int],
+        step: int = 0,
+        phase: str = "train",
+        on_rollout: Callable[[Rollout], None] | None = None,
     ) -> list[Group]:
-        """One group of `group_size` rollouts per task; `seeds[i]` makes task i's group reproducible."""
+        """One group of `group_size` rollouts per task; `seeds[i]` makes task i's group reproducible.
+
+        `step` and `phase` ("train" or "eval") say what the rollouts are for (the gym source
+        stores them under them); `on_rollout` sees each rollout as it finishes (live progress).
+        """
         ...
 
 

@@ -17,14 +17,21 @@ keep it apart from the rubric's reward. A rollout whose grade is incomplete
 (a check or judge could not run) or whose episode broke (sandbox failure,
 stop_reason "error") is marked incomplete: it is left out of its group's
 advantages unless `rollout.include_incomplete` is set.
+
+Every rollout, with its trajectory and grade, is kept in the run store (`rollout.options.store`,
+default $EGYM_STORE or .egym/runs.db) under a run of kind `train` (eval rollouts under the same
+id + `-eval`) with the step that sampled it, so `egym serve` shows what the model did at each step.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fnmatch
+import hashlib
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -36,6 +43,8 @@ from gym.harness.config import HarnessConfig
 from trainer.rollouts.trajectory import trajectory_samples
 from trainer.samples import Group, Rollout
 from trainer.seeding import derive_seed
+
+SAMPLES_PER_STEP = 100_000  # a stored rollout's sample number: step * this + its place in the step
 
 
 class GymOptions(BaseModel):
@@ -68,6 +77,12 @@ class GymOptions(BaseModel):
         description="Added to the reward of an episode with at least one tool call that ran without error "
         "(a format reward for models that do not call tools yet); logged apart as call_rate.",
     )
+    keep_rollouts: bool = Field(
+        True, description="Keep every rollout (trajectory, grade, step) in the run store, for the dashboard."
+    )
+    store: str | None = Field(
+        None, description="Run store URL or SQLite path (default: $EGYM_STORE, else .egym/runs.db)."
+    )
 
     def rubric_reward(self, grade: Any) -> float:
         base = grade.raw_normalized if self.reward == "raw" else grade.normalized
@@ -87,7 +102,30 @@ class GymRolloutSource:
                 describe_validation_error(exc, where="rollout.options", model=GymOptions)
             ) from None
         self.config = config
-        self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"
+        self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"  # the containers' label
+        self._store: Any = None
+
+    @property
+    def store_run(self) -> str:
+        """The run store's run for this training run: one per output folder and model."""
+        out = Path(self.config.output_dir).resolve()
+        model = self.config.model.path or self.config.model.builder or ""
+        return f"train-{out.name}-{hashlib.sha256(f'{out}|{model}'.encode()).hexdigest()[:6]}"
+
+    def _keep(self, phase: str) -> tuple[Any, str] | None:
+        """The store and the run that keep this phase's rollouts (made on first use), or None."""
+        if not self.options.keep_rollouts:
+            return None
+        from gym.store import Store
+
+        if self._store is None:
+            self._store = Store(self.options.store)
+        run = self.store_run + ("" if phase == "train" else f"-{phase}")
+        model = self.config.model.path or self.config.model.builder
+        self._store.create_run(
+            run, policy="grpo", model=model, kind="train", config={"output_dir": self.config.output_dir}
+        )
+        return self._store, run
 
     def tasks(self, split: str) -> list[Any]:
         from gym.families import resolve
@@ -101,40 +139,75 @@ class GymRolloutSource:
         ]
 
     def collect(
-        self, sampler: Any, tasks: Sequence[Any], *, group_size: int, seeds: Sequence[int]
+        self,
+        sampler: Any,
+        tasks: Sequence[Any],
+        *,
+        group_size: int,
+        seeds: Sequence[int],
+        step: int = 0,
+        phase: str = "train",
+        on_rollout: Callable[[Rollout], None] | None = None,
     ) -> list[Group]:
-        return asyncio.run(self._collect(sampler, list(tasks), group_size, list(seeds)))
+        keep = self._keep(phase)
+        return asyncio.run(
+            self._collect(sampler, list(tasks), group_size, list(seeds), step, keep, on_rollout)
+        )
 
     async def _collect(
-        self, sampler: Any, tasks: list[Any], group_size: int, seeds: list[int]
+        self,
+        sampler: Any,
+        tasks: list[Any],
+        group_size: int,
+        seeds: list[int],
+        step: int,
+        keep: tuple[Any, str] | None,
+        on_rollout: Callable[[Rollout], None] | None,
     ) -> list[Group]:
         limit = asyncio.Semaphore(self.config.rollout.concurrency)
 
-        async def one(task: Any, seed: int, index: int) -> Rollout:
+        async def one(task: Any, seed: int, place: int) -> Rollout:
             async with limit:
-                return await self.rollout(sampler, task, derive_seed(seed, index))
+                rollout, trajectory, grade = await self.rollout(
+                    sampler, task, derive_seed(seed, place % group_size)
+                )
+            if keep is not None:
+                sample = step * SAMPLES_PER_STEP + place
+                await asyncio.to_thread(_store_rollout, *keep, task, sample, step, rollout, trajectory, grade)
+            if on_rollout is not None:
+                on_rollout(rollout)
+            return rollout
 
         jobs = [
-            [one(task, seed, i) for i in range(group_size)] for task, seed in zip(tasks, seeds, strict=True)
+            [one(task, seed, g * group_size + i) for i in range(group_size)]
+            for g, (task, seed) in enumerate(zip(tasks, seeds, strict=True))
         ]
         results = await asyncio.gather(*(asyncio.gather(*group) for group in jobs))
         return [Group(task=task.key, rollouts=list(r)) for task, r in zip(tasks, results, strict=True)]
 
-    async def rollout(self, sampler: Any, task: Any, seed: int) -> Rollout:
-        """One episode in a fresh sandbox; never raises for a broken episode (it comes back incomplete)."""
+    async def rollout(self, sampler: Any, task: Any, seed: int) -> tuple[Rollout, Any, Any]:
+        """One episode in a fresh sandbox, with its trajectory and grade (None when it broke).
+
+        Never raises for a broken episode: its rollout comes back incomplete.
+        """
         from gym.episode import open_episode
         from gym.rollout import describe_error, passed
 
         policy = sampler.chat_policy(self.config.sampling, seed)
         rollout_id = f"{task.key.replace('/', '-')}-{seed:x}"
+        trajectory = None
         try:
             async with open_episode(task, run_id=self.run_id, rollout_id=rollout_id) as episode:
+                started = time.perf_counter()
                 trajectory = await episode.play(policy, self.options.harness)
+                played = time.perf_counter()
                 grade = await episode.grade(trajectory, judge_options=self.options.judge)
+                graded = time.perf_counter()
         except Exception as exc:  # noqa: BLE001 - a broken episode is data, not a crash of the training run
-            return Rollout(samples=[], reward=0.0, incomplete=True, info={"error": describe_error(exc)})
+            broken = Rollout(samples=[], reward=0.0, incomplete=True, info={"error": describe_error(exc)})
+            return broken, trajectory, None
         broken = trajectory.stop_reason == "error"
-        return Rollout(
+        rollout = Rollout(
             samples=trajectory_samples(trajectory, merge=self.options.merge_turns),
             reward=self.options.reward_of(grade, trajectory),
             passed=passed(grade, task.pass_threshold),
@@ -149,5 +222,19 @@ class GymRolloutSource:
                 "rubric_reward": self.options.rubric_reward(grade),
                 "working_call_turns": trajectory.working_call_turns,
                 "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps),
+                "seconds_play": played - started,
+                "seconds_grade": graded - played,
             },
         )
+        return rollout, trajectory, grade
+
+
+def _store_rollout(
+    store: Any, run: str, task: Any, sample: int, step: int, rollout: Rollout, trajectory: Any, grade: Any
+) -> None:
+    (row,) = store.add_rollouts(run, [(task.key, sample)], step=step)
+    seconds = rollout.info.get("seconds_play", 0.0) + rollout.info.get("seconds_grade", 0.0)
+    error = rollout.info.get("error") if grade is None else None
+    store.record(
+        row.id, trajectory=trajectory, grade=grade, passed=rollout.passed, seconds=seconds, error=error
+    )

@@ -29,8 +29,10 @@ def run_detail(request: Request) -> Response:
         tasks = queries.task_table(s, run_id)
         families = queries.family_levels(s, run_id)
         status = request.query_params.get("status") or None
+        step = request.query_params.get("step")
+        step = int(step) if step and step.isdigit() else None
         rollouts = queries.rollout_page(
-            s, page_number(request), c.config.per_page, run_id=run_id, status=status
+            s, page_number(request), c.config.per_page, run_id=run_id, status=status, step=step
         )
     chart = svg.histogram(counts, edges, title=f"Scores of run {run_id}", x_label="normalized score")
     return c.render(
@@ -44,4 +46,5 @@ def run_detail(request: Request) -> Response:
         families=families,
         rollouts=rollouts,
         status=status,
+        step=step,
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gym.dashboard import svg
+from gym.dashboard import queries, svg
 from gym.dashboard.metrics import MetricsFile, StepMetrics, find_metrics_files, read_metrics
 from gym.dashboard.pages.common import ctx, not_found
 
@@ -38,6 +38,8 @@ def training_detail(request: Request) -> Response:
     metrics = read_metrics(path)
     columns = metrics.columns()
     rows = [s.numbers() for s in metrics.steps[-TABLE_ROWS:]]
+    with c.store.session() as s:
+        stored = queries.training_runs(s, path.parent)
     return c.render(
         request,
         "training.html",
@@ -48,6 +50,8 @@ def training_detail(request: Request) -> Response:
         reward_chart=reward_chart(metrics),
         pass_chart=pass_chart(metrics),
         loss_chart=loss_chart(metrics),
+        stored=stored,
+        train_run=next((run for run, _ in stored if not run.endswith("-eval")), None),
     )
 
 
