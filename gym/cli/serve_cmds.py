@@ -27,6 +27,11 @@ from gym.cli.runs import (
 # has `catalog` (gym.interop.episodes.TaskCatalog), `label` and `app()` (an ASGI application).
 PROTOCOLS = {
     "ors": ("gym.interop.ors:OrsServer", "the Open Reward Standard (HTTP and server-sent events; ors-sdk)"),
+    "nemo-gym": ("gym.interop.nemo_gym:NemoGymServer", "a NeMo Gym resources server (seed, tools, verify)"),
+    "openenv": (
+        "gym.interop.openenv:OpenEnvServer",
+        "OpenEnv (WebSocket reset/step with MCP tool actions; openenv-core)",
+    ),
 }
 
 
