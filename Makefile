@@ -26,8 +26,10 @@ model: $(STAMP)
 docker:
 	@bash images/ensure-docker.sh
 
+# The rollout image, then its variant with real Mattermost built from the Go module (~5 min the first time, then cached).
 images: docker
 	@bash images/build.sh
+	@bash images/mattermost/build.sh
 
 # Debian's Chromium for the dashboard's Playwright tests (Playwright's own download does not work offline).
 browser:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import summary, write
 from gym.mcp_client import McpServerConnection
 from gym.sandbox import DockerSandbox
-from gym.sandbox.docker_client import DEFAULT_IMAGE
+from gym.sandbox.docker_client import default_image
 from gym.sandbox.overlay import overlay_tar
 
 RUNS = 3
@@ -96,7 +96,7 @@ async def _one_run(name: str, case: Case, first: bool, out: dict[str, Any]) -> N
     started = time.perf_counter()
     sandbox = await asyncio.to_thread(
         DockerSandbox.start,
-        DEFAULT_IMAGE,
+        default_image(),
         apps=case.apps,
         overlay=overlay_tar(extra=case.overlay),
         run_id="bench-mcp",

@@ -27,13 +27,13 @@ UNMARKED_DOCKER_HOST = "unix:///nonexistent/egym-unmarked-test--mark-it-pytest.m
 
 @pytest.fixture(scope="session")
 def docker_image() -> str:
-    from gym.sandbox.docker_client import DEFAULT_IMAGE, require_image
+    from gym.sandbox.docker_client import default_image, require_image
 
     try:
-        require_image(DEFAULT_IMAGE)
+        require_image(default_image())
     except SandboxError as exc:
         pytest.fail(f"{exc} (run `make setup`)", pytrace=False)
-    return DEFAULT_IMAGE
+    return default_image()
 
 
 @pytest.fixture

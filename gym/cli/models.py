@@ -43,5 +43,31 @@ def list_() -> None:
     typer.echo("bundled: " + ", ".join(f"{name} ({entry.folder})" for name, entry in BUNDLED.items()))
 
 
+@models_app.command("serve")
+@friendly
+def serve(
+    ref: str = typer.Argument("smollm2", help="A bundled model (smollm2), a model folder or a .gguf file."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to bind; there is no login, keep it local."
+    ),
+    port: int = typer.Option(8000, "--port", help="TCP port to listen on."),
+    max_tokens: int = typer.Option(
+        512, "--max-tokens", min=1, help="Completion length when a request sets no max_tokens."
+    ),
+) -> None:
+    """Serve a local model over OpenAI's chat API (/v1/chat/completions, /v1/models), as the hf policy runs it."""
+    import uvicorn
+
+    from gym.cli.errors import stderr
+    from gym.interop.openai_server import OpenAIServer
+
+    server = OpenAIServer(ref, name=ref, max_tokens=max_tokens)
+    stderr.print(
+        f"egym model {ref!r} on http://{host}:{port}/v1 (OpenAI chat completions); Ctrl-C to stop",
+        highlight=False,
+    )
+    uvicorn.run(server.app(), host=host, port=port, log_level="warning")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(models_app, name="models")

@@ -109,6 +109,12 @@ def _store(url: str | None):
     return Store(url)
 
 
+CHAT = typer.Option(
+    None,
+    "--chat",
+    help="Chat server in the sandboxes: compat (egym's, the default) or real (Mattermost, built by "
+    "`make images`). Same as EGYM_IMAGE=egym/world:mattermost.",
+)
 SEEDS = typer.Option(None, "--seeds", help="A family's seeds, e.g. 0-99 or 3,7 (default 0-9).")
 LEVELS = typer.Option(None, "--levels", help="A family's levels, e.g. 0 or 0-1 (default: all).")
 SPLIT = typer.Option(None, "--split", help="Keep only the train, val or test tasks and instances.")
@@ -128,6 +134,13 @@ def _tasks(paths: list[Path], seeds: str | None = None, levels: str | None = Non
             f"none of the {len(found)} task(s) in {', '.join(map(str, paths))} is in the {split} split"
         )
     return kept
+
+
+def use_chat(chat: str | None) -> None:
+    """`--chat`: imported when used (the docker SDK is slow to import)."""
+    from gym.sandbox.docker_client import select_chat as select
+
+    select(chat)
 
 
 def register(app: typer.Typer) -> None:
@@ -152,8 +165,10 @@ def rollout(
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
+    chat: str | None = CHAT,
 ) -> None:
     """Run one episode with a live view of its turns, then print the rubric breakdown."""
+    use_chat(chat)
     from gym.batch.single import run_single
 
     judge = judge_options(judge_same_model, judge_timeout, judge_max_tokens)
@@ -201,8 +216,10 @@ def batch(
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
+    chat: str | None = CHAT,
 ) -> None:
     """Run every task K times at bounded concurrency; rerun the same command to resume after a crash."""
+    use_chat(chat)
     from gym.batch import BatchRequest, run_batch
     from gym.batch.executors import make_executor
     from gym.batch.progress import RichProgress
@@ -281,8 +298,10 @@ def validate(
     cheats: bool = typer.Option(True, "--cheats/--no-cheats", help="Run the scripted reward-hack policies."),
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
     harness: list[str] = HARNESS,
+    chat: str | None = CHAT,
 ) -> None:
     """Check each task's rubric: oracle full score, null low, no holes, cheats no better than null."""
+    use_chat(chat)
     from gym.validate import ValidateOptions, report_table, validate_tasks
 
     opts = ValidateOptions(
@@ -325,8 +344,10 @@ def calibrate(
     address: str | None = ADDRESS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
+    chat: str | None = CHAT,
 ) -> None:
     """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band."""
+    use_chat(chat)
     from gym.batch import BatchRequest
     from gym.batch.executors import make_executor
     from gym.batch.progress import RichProgress
@@ -363,17 +384,25 @@ def calibrate(
 
 
 def export(
-    run: str = typer.Argument(..., help="Run name (see `egym runs`)."),
-    format: str = typer.Option("parquet", "--format", "-f", help="parquet or jsonl."),
+    run: str = typer.Argument(..., help="Run name (see `egym runs`); with --format harbor: " + TASKS_HELP),
+    format: str = typer.Option("parquet", "--format", "-f", help="parquet, jsonl or harbor."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Output file (default .egym/exports/RUN.FORMAT)."
+        None, "--out", "-o", help="Output file (default .egym/exports/RUN.FORMAT; harbor: a folder)."
     ),
     include_incomplete: bool = typer.Option(
         False, "--include-incomplete", help="Keep rollouts with incomplete grades."
     ),
     store: str | None = STORE,
+    seeds: str | None = SEEDS,
+    levels: str | None = LEVELS,
 ) -> None:
-    """Write a run's rollouts as prompt/completion/reward rows for TRL, verl or SkyRL."""
+    """Write a run's rollouts as prompt/completion/reward rows for TRL, verl or SkyRL, or tasks as Harbor task folders."""
+    if format == "harbor":  # tasks, not a run: gym.interop sits above gym.export, so the CLI dispatches
+        from gym.interop.harbor import export_harbor
+
+        folders = export_harbor(_tasks([Path(run)], seeds, levels), out or Path(".egym/exports/harbor"))
+        console.print(f"wrote {len(folders)} Harbor task folder(s) under {folders[0].parent}")
+        return
     from gym.export import export_run
 
     path, count = export_run(

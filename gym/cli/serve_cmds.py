@@ -10,6 +10,7 @@ import typer
 from core.errors import ConfigError
 from gym.cli.errors import friendly, stderr
 from gym.cli.runs import (
+    CHAT,
     HARNESS,
     JUDGE_MAX_TOKENS,
     JUDGE_SAME_MODEL,
@@ -20,6 +21,7 @@ from gym.cli.runs import (
     _tasks,
     harness_settings,
     judge_options,
+    use_chat,
 )
 
 # --protocol NAME -> the server class ("module:Class", imported when served) and what it speaks.
@@ -48,6 +50,7 @@ def serve_env(
     seeds: str | None = SEEDS,
     levels: str | None = LEVELS,
     harness: list[str] = HARNESS,
+    chat: str | None = CHAT,
     idle_timeout: float = typer.Option(
         300.0,
         "--idle-timeout",
@@ -71,10 +74,12 @@ def serve_env(
 
     import uvicorn
 
-    from gym.sandbox.docker_client import DEFAULT_IMAGE, require_image
+    from gym.sandbox.docker_client import default_image, require_image
+
+    use_chat(chat)
 
     found = _tasks(tasks, seeds, levels)
-    require_image(DEFAULT_IMAGE)  # fail now, not at the first episode
+    require_image(default_image())  # fail now, not at the first episode
     module, _, name = PROTOCOLS[protocol][0].partition(":")
     server = getattr(importlib.import_module(module), name)(
         found,

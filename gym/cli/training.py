@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from gym.cli.errors import friendly
+from gym.cli.runs import CHAT, use_chat
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -72,8 +73,10 @@ def register(app: typer.Typer) -> None:
         judge_same_model: bool = typer.Option(
             False, "--judge-same-model", help="Let the trained model judge its own work (judge items)."
         ),
+        chat: str | None = CHAT,
     ) -> None:
         """Train a policy with GRPO on groups of rollouts scored by the rubrics."""
+        use_chat(chat)
         import yaml
         from rich.console import Console
 

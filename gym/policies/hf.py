@@ -40,7 +40,7 @@ class HFPolicy:
         seed: int | None = None,
         context_window: int | None = None,
         constrained: bool = False,
-        tool_choice: Literal["auto", "first"] = "auto",
+        tool_choice: Literal["auto", "first", "required"] = "auto",
         logits_processor: Any = None,
         template_kwargs: dict[str, Any] | None = None,
     ):
@@ -48,7 +48,8 @@ class HFPolicy:
 
         `seed`: each turn's randomness derives from it (reproducible episodes given the same tool outputs).
         `constrained`: a tool call, once started, is decoded under its JSON grammar (gym.policies.constrained).
-        `tool_choice`: "first" makes the first turn a tool call (OpenAI's "required", for one turn).
+        `tool_choice`: "first" makes the first turn a tool call (OpenAI's "required", for one turn);
+        "required" makes every turn one (what `egym models serve` does for tool_choice="required").
         `logits_processor`: (tokens so far, logits) -> logits, applied to every turn (tests script a model
         with it); the logprobs stay those of the model itself.
         """
@@ -77,8 +78,10 @@ class HFPolicy:
         self.context_window = context_window or self.engine.window
         self.template_kwargs = template_kwargs or {}
         self.constrained, self.tool_choice, self.logits_processor = constrained, tool_choice, logits_processor
-        if tool_choice not in ("auto", "first"):
-            raise PolicyError(f"hf policy: tool_choice must be 'auto' or 'first', not {tool_choice!r}")
+        if tool_choice not in ("auto", "first", "required"):
+            raise PolicyError(
+                f"hf policy: tool_choice must be 'auto', 'first' or 'required', not {tool_choice!r}"
+            )
         self.stop_ids = stop_token_ids(self.tokenizer, getattr(defaults, "eos_token_id", None))
 
     @property
@@ -92,7 +95,9 @@ class HFPolicy:
     async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
         prompt_ids = render_prompt_ids(self.tokenizer, messages, tools, self.template_kwargs)
         processor = self.logits_processor
-        required = self.tool_choice == "first" and not any(m.tool_calls for m in messages)
+        required = self.tool_choice == "required" or (
+            self.tool_choice == "first" and not any(m.tool_calls for m in messages)
+        )
         if processor is None and tools and (self.constrained or required):
             from gym.policies.constrained import tool_call_processor
 

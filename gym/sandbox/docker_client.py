@@ -10,9 +10,29 @@ import docker.errors
 
 from core.errors import SandboxError
 
-# EGYM_IMAGE picks another rollout image, e.g. one built with real Mattermost (images/mattermost/).
-DEFAULT_IMAGE = os.environ.get("EGYM_IMAGE", "egym/world:latest")
+# The rollout image by its chat server: egym's compatible service, or real Mattermost (images/mattermost/).
+CHAT_IMAGES = {"compat": "egym/world:latest", "real": "egym/world:mattermost"}
 LABEL = "egym.managed"
+
+
+def default_image() -> str:
+    """The image rollouts start from: $EGYM_IMAGE (which `--chat` sets), else the compatible-chat one.
+
+    Read at each call, not at import: a command's `--chat` applies to everything it starts.
+    """
+    return os.environ.get("EGYM_IMAGE") or CHAT_IMAGES["compat"]
+
+
+def select_chat(chat: str | None) -> None:
+    """`--chat real|compat`: this process and its workers start rollouts from that chat server's image."""
+    if chat is None:
+        return
+    if chat not in CHAT_IMAGES:
+        raise SandboxError(f"--chat {chat!r}: expected one of {', '.join(CHAT_IMAGES)}")
+    image, chosen = CHAT_IMAGES[chat], os.environ.get("EGYM_IMAGE")
+    if chosen and chosen != image:
+        raise SandboxError(f"--chat {chat} wants image {image} but EGYM_IMAGE is {chosen}: drop one of them")
+    os.environ["EGYM_IMAGE"] = image  # Ray workers and subprocesses inherit it
 
 
 @functools.cache

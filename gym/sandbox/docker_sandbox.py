@@ -22,7 +22,7 @@ import docker.errors
 from core.errors import SandboxError
 from core.owner import owner_label
 from gym.sandbox.base import ExecResult
-from gym.sandbox.docker_client import DEFAULT_IMAGE, LABEL, client, require_image
+from gym.sandbox.docker_client import LABEL, client, default_image, require_image
 from gym.sandbox.privilege import AGENT, UIDS, privileged_command
 from gym.sandbox.stdio import DockerStdio
 
@@ -66,7 +66,7 @@ class DockerSandbox:
     @classmethod
     def start(
         cls,
-        image: str = DEFAULT_IMAGE,
+        image: str | None = None,
         *,
         apps: tuple[str, ...] | list[str] = ("postgres",),
         overlay: bytes | None = None,
@@ -74,7 +74,9 @@ class DockerSandbox:
         rollout_id: str | None = None,
         limits: SandboxLimits = SandboxLimits(),
     ) -> DockerSandbox:
-        """Start a container from `image`, apply `overlay` (see overlay.overlay_tar), wait until its apps answer."""
+        """Start a container from `image` (default: default_image()), apply `overlay` (see overlay.overlay_tar),
+        wait until its apps answer."""
+        image = image or default_image()
         require_image(image)
         rollout_id = rollout_id or uuid.uuid4().hex[:12]
         agent_uid = AGENT_UIDS[0] + secrets.randbelow(AGENT_UIDS[1] - AGENT_UIDS[0])

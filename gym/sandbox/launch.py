@@ -29,7 +29,7 @@ from typing import TypeVar
 import docker.errors
 
 from core.errors import SandboxError
-from gym.sandbox.docker_client import DEFAULT_IMAGE, client, require_image
+from gym.sandbox.docker_client import client, default_image, require_image
 from gym.sandbox.docker_sandbox import DockerSandbox, SandboxLimits
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import Task, World, world_of
@@ -52,8 +52,10 @@ def _lock(name: str):
     return handle
 
 
-def world_image(world: World, base: str = DEFAULT_IMAGE) -> str:
-    """Tag of the image holding `world`'s initial state, built on first use (cached by content digest)."""
+def world_image(world: World, base: str | None = None) -> str:
+    """Tag of the image holding `world`'s initial state on `base` (default: default_image()), built on first use
+    (cached by content digest)."""
+    base = base or default_image()
     require_image(base)
     base_id = client().images.get(base).id
     apps = ",".join(sorted(world.apps))
@@ -96,7 +98,7 @@ def task_sandbox(
     world: World | None = None,
     run_id: str = "adhoc",
     rollout_id: str | None = None,
-    base: str = DEFAULT_IMAGE,
+    base: str | None = None,
     limits: SandboxLimits = SandboxLimits(),
 ) -> Iterator[DockerSandbox]:
     """A running sandbox of `task`, removed on exit whatever happened inside.
