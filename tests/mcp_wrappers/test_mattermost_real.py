@@ -156,3 +156,38 @@ def test_stop_and_start_keep_the_data(mattermost_sandbox):
     )
     assert stop.ok, stop.output
     assert {p["id"] for p in chat_snapshot(mattermost_sandbox)["posts"]} == before
+
+
+def test_chat_real_runs_a_chat_task_on_the_real_server_with_the_same_grade(tmp_path):
+    """`--chat real` starts the task's sandbox from the Mattermost image; the oracle's grade is the compat one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    egym = str(Path(sys.executable).with_name("egym"))
+    grades = {}
+    for chat in ("real", "compat"):
+        done = subprocess.run(
+            [egym, "rollout", "tasks/acme/holiday-coverage", "--policy", "oracle", "--chat", chat]
+            + ["--store", str(tmp_path / "runs.db")],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "EGYM_IMAGE"},
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        grades[chat] = next(line for line in done.stdout.splitlines() if "/11" in line)
+    assert "11/11" in grades["real"] and "11/11" in grades["compat"], grades
+
+
+def test_chat_real_selects_the_mattermost_image_and_refuses_a_clash(monkeypatch):
+    from core.errors import SandboxError
+    from gym.sandbox.docker_client import default_image, select_chat
+
+    monkeypatch.delenv("EGYM_IMAGE", raising=False)
+    assert default_image() == "egym/world:latest"
+    select_chat("real")
+    assert default_image() == MATTERMOST_IMAGE == os.environ["EGYM_IMAGE"]
+    with pytest.raises(SandboxError, match="--chat compat wants image egym/world:latest but EGYM_IMAGE is"):
+        select_chat("compat")
+    with pytest.raises(SandboxError, match="--chat 'mm': expected one of compat, real"):
+        select_chat("mm")
