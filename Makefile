@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 EGYM := $(VENV)/bin/egym
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup docker images browser model test test-fast lint fmt bench demo gc clean
+.PHONY: setup docker compose images browser model test test-fast lint fmt bench demo gc clean
 
-setup: $(STAMP) docker images browser model
+setup: $(STAMP) docker compose images browser model
 
 # torch first, pinned to the CPU build: any other torch spec pulls GBs of CUDA wheels.
 $(STAMP): pyproject.toml
@@ -25,6 +25,10 @@ model: $(STAMP)
 
 docker:
 	@bash images/ensure-docker.sh
+
+# Docker Compose v2, which `harbor run` drives (built from its Go module when Debian's engine lacks it).
+compose: docker
+	@bash images/ensure-compose.sh
 
 # The rollout image, then its variant with real Mattermost built from the Go module (~5 min the first time, then cached).
 images: docker

@@ -318,8 +318,8 @@ def test_an_incomplete_grade_writes_no_reward(exported, monkeypatch):
 @pytest.mark.slow
 def test_harbor_run_with_its_oracle_agent(exported, tmp_path, monkeypatch):
     """`harbor run -a oracle` end to end: Harbor builds, starts (docker compose), solves and verifies."""
-    if not _compose_v2():
-        pytest.skip("harbor run needs Docker Compose v2 (`docker compose version` fails here)")
+    if not _compose_v2():  # make setup builds it (images/ensure-compose.sh): missing is a broken setup
+        pytest.fail("harbor run needs Docker Compose v2: run `bash images/ensure-compose.sh` (or make setup)")
     monkeypatch.delenv("EGYM_JUDGE_MODEL", raising=False)
     expected = egym_oracle_grade(Path(".egym/instances/tasks/acme/product-price-l0-s0"))
     harbor = Path(side_venv("harbor", [HARBOR], python="3.12")).parent / "harbor"

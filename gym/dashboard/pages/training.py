@@ -111,8 +111,9 @@ def pass_chart(metrics: MetricsFile):
 
 
 def loss_chart(metrics: MetricsFile):
-    """The training loss per step: what `egym sft` logs (a GRPO file has no `loss`: None)."""
+    """The training loss per step, for what `egym sft` logs; None for a GRPO file (its rewards are charted:
+    its `loss` is the policy-gradient surrogate, not a curve to read progress from)."""
     series = _series("train", metrics.steps, "loss")
-    if not series.points:
+    if not series.points or _series("train", metrics.steps, "reward_mean").points:
         return None
     return svg.line_chart([series], title="Loss per step", x_label="step", y_label="loss")
