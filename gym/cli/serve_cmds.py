@@ -26,7 +26,7 @@ from gym.cli.runs import (
 
 # --protocol NAME -> the server class ("module:Class", imported when served) and what it speaks.
 # Every class takes (tasks, *, run_id, harness, judge_options, idle_timeout_s, max_episodes),
-# has `catalog` (gym.interop.episodes.TaskCatalog), `label` and `app()` (an ASGI application).
+# is a gym.interop.episodes.EnvironmentServer: `catalog`, `label`, `run_id` and `app()` (ASGI).
 PROTOCOLS = {
     "ors": ("gym.interop.ors:OrsServer", "the Open Reward Standard (HTTP and server-sent events; ors-sdk)"),
     "nemo-gym": ("gym.interop.nemo_gym:NemoGymServer", "a NeMo Gym resources server (seed, tools, verify)"),

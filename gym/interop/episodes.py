@@ -223,3 +223,37 @@ class EpisodeTable:
                         await self.close(episode_id, why)
                     except Exception:  # one bad close must not stop the reaping
                         log.exception("closing idle episode %s", episode_id)
+
+
+class EnvironmentServer:
+    """An `egym serve-env` server: its tasks and episode table. A protocol's server subclasses it, names
+    itself (`label`, `policy_name`, `how_to_open`) and builds its ASGI application in `app()`."""
+
+    label = "environment server"  # shown when it starts
+    policy_name = "client"  # the trajectories' policy name
+    how_to_open = ""  # said to a client that names an unknown episode
+
+    def __init__(
+        self,
+        tasks: list[Task],
+        *,
+        run_id: str,
+        harness: HarnessConfig | None = None,
+        judge_options: JudgeOptions | None = None,
+        idle_timeout_s: float = 300.0,
+        max_episodes: int = 32,
+    ) -> None:
+        self.catalog = TaskCatalog(tasks)
+        self.episodes = EpisodeTable(
+            run_id=run_id,
+            policy_name=self.policy_name,
+            harness=harness,
+            judge_options=judge_options,
+            idle_timeout_s=idle_timeout_s,
+            max_episodes=max_episodes,
+            how_to_open=self.how_to_open,
+        )
+
+    @property
+    def run_id(self) -> str:
+        return self.episodes.run_id

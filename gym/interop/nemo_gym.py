@@ -39,11 +39,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from core.trajectory import Message
-from grader.judge import JudgeOptions
 from gym.episode import SessionEnded
-from gym.harness.config import HarnessConfig
 from gym.harness.prompt import system_prompt
-from gym.interop.episodes import EpisodeGone, EpisodeTable, InteropError, TaskCatalog
+from gym.interop.episodes import EnvironmentServer, EpisodeGone, InteropError
 from gym.interop.nemo_gym_wire import (
     AggregateBody,
     SeedBody,
@@ -61,38 +59,18 @@ COOKIE = "egym_session"  # its value is the episode id (random, so not guessable
 VERIFIED_KEPT = 10_000  # verify answers kept for a retried verify
 
 
-class NemoGymServer:
+class NemoGymServer(EnvironmentServer):
     """A NeMo Gym resources server over `tasks`; `app()` is the ASGI application."""
 
     label = "NeMo Gym resources server"
+    policy_name = "nemo-gym"
+    how_to_open = "open it with POST /seed_session and send its cookie"
 
-    def __init__(
-        self,
-        tasks: list[Task],
-        *,
-        run_id: str,
-        harness: HarnessConfig | None = None,
-        judge_options: JudgeOptions | None = None,
-        idle_timeout_s: float = 300.0,
-        max_episodes: int = 32,
-    ) -> None:
-        self.catalog = TaskCatalog(tasks)
-        self.episodes = EpisodeTable(
-            run_id=run_id,
-            policy_name="nemo-gym",
-            harness=harness,
-            judge_options=judge_options,
-            idle_timeout_s=idle_timeout_s,
-            max_episodes=max_episodes,
-            how_to_open="open it with POST /seed_session and send its cookie",
-        )
+    def __init__(self, tasks: list[Task], **settings: Any) -> None:
+        super().__init__(tasks, **settings)
         # episode id -> its verify (status, what the body gets): a retried or concurrent verify hears the same
         self.verified: dict[str, asyncio.Task[tuple[int, dict[str, Any]]]] = {}
         self.tools_by_apps: dict[tuple[str, ...], asyncio.Task[list[dict[str, Any]]]] = {}
-
-    @property
-    def run_id(self) -> str:
-        return self.episodes.run_id
 
     def app(self) -> Starlette:
         post = ["POST"]

@@ -43,11 +43,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from core.errors import EgymError
 from core.validation import describe_validation_error
-from grader.judge import JudgeOptions
 from gym.episode import SessionEnded, ToolSession
 from gym.harness.builtin_tools import BUILTIN_TOOLS
-from gym.harness.config import HarnessConfig
-from gym.interop.episodes import EpisodeTable, InteropError, TaskCatalog
+from gym.interop.episodes import EnvironmentServer, InteropError
 from gym.interop.openenv_wire import (
     RPC_INVALID_PARAMS,
     RPC_INVALID_REQUEST,
@@ -93,37 +91,17 @@ class _Connection:
     resets: int = 0
 
 
-class OpenEnvServer:
+class OpenEnvServer(EnvironmentServer):
     """The OpenEnv environment `egym` over `tasks`; `app()` is the ASGI application."""
 
     label = f"OpenEnv environment '{ENV_NAME}'"
+    policy_name = "openenv"
+    how_to_open = "open it with reset first"
 
-    def __init__(
-        self,
-        tasks: list[Task],
-        *,
-        run_id: str,
-        harness: HarnessConfig | None = None,
-        judge_options: JudgeOptions | None = None,
-        idle_timeout_s: float = 300.0,
-        max_episodes: int = 32,
-    ) -> None:
-        self.catalog = TaskCatalog(tasks)
-        self.episodes = EpisodeTable(
-            run_id=run_id,
-            policy_name="openenv",
-            harness=harness,
-            judge_options=judge_options,
-            idle_timeout_s=idle_timeout_s,
-            max_episodes=max_episodes,
-            how_to_open="open it with reset first",
-        )
+    def __init__(self, tasks: list[Task], **settings: Any) -> None:
+        super().__init__(tasks, **settings)
         self.common_tools = [spec.schema() for spec in BUILTIN_TOOLS.values()]  # before any reset
         self.random = random.Random()
-
-    @property
-    def run_id(self) -> str:
-        return self.episodes.run_id
 
     def app(self) -> Starlette:
         post = ["POST"]

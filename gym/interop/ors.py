@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
@@ -38,11 +39,9 @@ from starlette.routing import Route
 
 from core.errors import EgymError
 from core.validation import describe_validation_error
-from grader.judge import JudgeOptions
 from gym.episode import ToolSession
 from gym.harness.builtin_tools import BUILTIN_TOOLS
-from gym.harness.config import HarnessConfig
-from gym.interop.episodes import EpisodeExists, EpisodeTable, InteropError, TaskCatalog
+from gym.interop.episodes import EnvironmentServer, EpisodeExists, InteropError
 from gym.interop.ors_wire import (
     SPLIT_TYPES,
     SUBMIT_TOOL,
@@ -67,36 +66,16 @@ ENV_NAME = "egym"
 PING_S = 10  # SSE comments while a call runs: the client gives up on a silent stream after 30 s
 
 
-class OrsServer:
+class OrsServer(EnvironmentServer):
     """The ORS environment `egym` over `tasks`; `app()` is the ASGI application."""
 
-    def __init__(
-        self,
-        tasks: list[Task],
-        *,
-        run_id: str,
-        harness: HarnessConfig | None = None,
-        judge_options: JudgeOptions | None = None,
-        idle_timeout_s: float = 300.0,
-        max_episodes: int = 32,
-    ) -> None:
-        self.catalog = TaskCatalog(tasks)
-        self.episodes = EpisodeTable(
-            run_id=run_id,
-            policy_name="ors",
-            harness=harness,
-            judge_options=judge_options,
-            idle_timeout_s=idle_timeout_s,
-            max_episodes=max_episodes,
-            how_to_open="open it with POST /create first",
-        )
-        self.calls: dict[str, tuple[str, asyncio.Task[str]]] = {}  # call id -> (episode id, its run)
-
     label = f"ORS environment '{ENV_NAME}'"
+    policy_name = "ors"
+    how_to_open = "open it with POST /create first"
 
-    @property
-    def run_id(self) -> str:
-        return self.episodes.run_id
+    def __init__(self, tasks: list[Task], **settings: Any) -> None:
+        super().__init__(tasks, **settings)
+        self.calls: dict[str, tuple[str, asyncio.Task[str]]] = {}  # call id -> (episode id, its run)
 
     def app(self) -> Starlette:
         post = ["POST"]

@@ -13,18 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-import docker
 import httpx
 import pytest
 from ors.client import ORS, AsyncORS, Task, ToolCallError
@@ -36,7 +29,7 @@ from gym.cli import app
 from gym.families import resolve
 from gym.interop.ors import OrsServer
 from gym.interop.ors_wire import chunks, graded_output
-from gym.policies.oracle import AnswerStep, ToolStep, load_solution
+from tests.interop.serving import containers, oracle, serve_env, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["acme/product-price-l0-s0", "acme/product-price-l0-s1", "acme/product-price-l0-s4"]
@@ -44,73 +37,9 @@ TASKS = ["acme/product-price-l0-s0", "acme/product-price-l0-s1", "acme/product-p
 
 @contextlib.contextmanager
 def ors_server(*tasks: str, idle_timeout: float = 120, max_episodes: int = 8) -> Iterator[tuple[str, str]]:
-    """`egym serve-env --protocol ors` on a free port: (base URL, run label); stopped like Ctrl-C."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    run = f"ors-test-{uuid.uuid4().hex[:8]}"
-    command = [sys.executable, "-m", "gym.cli", "serve-env", "--protocol", "ors", "--port", str(port)]
-    command += [
-        "--run",
-        run,
-        "--idle-timeout",
-        str(idle_timeout),
-        "--max-episodes",
-        str(max_episodes),
-        *tasks,
-    ]
-    with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: nobody reads it while the server runs
-        server = subprocess.Popen(command, cwd=ROOT, stderr=log, text=True)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_for_health(url, server, log)
-            yield url, run
-        finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        output = _read(log)
-    assert containers(run) == [], "the stopped server left containers"
-    assert "Traceback" not in output and "never retrieved" not in output, output
-
-
-def _wait_for_health(url: str, server: subprocess.Popen, log) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        assert server.poll() is None, f"the server exited: {_read(log)}"
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        assert time.monotonic() < deadline, "the server did not answer /health in 120 s"
-        time.sleep(0.3)
-
-
-def _read(log) -> str:
-    log.seek(0)
-    return log.read()
-
-
-def containers(run: str, episode: str | None = None) -> list[str]:
-    labels = [f"egym.run={run}"] + ([f"egym.rollout={episode}"] if episode else [])
-    return [c.name for c in docker.from_env().containers.list(all=True, filters={"label": labels})]
-
-
-def wait_until(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"not within {timeout:g} s: {what}"
-        time.sleep(0.5)
-
-
-def oracle(key: str) -> tuple[list[ToolStep], str]:
-    """The reference solution's tool calls and its answer."""
-    (task,) = resolve([key])
-    steps = load_solution(task.path / task.solution)
-    answer = next(s.answer for s in steps if isinstance(s, AnswerStep))
-    return [s for s in steps if isinstance(s, ToolStep)], answer
+    """`egym serve-env --protocol ors TASKS...` on a free port: (base URL, run label); stopped like Ctrl-C."""
+    with serve_env("ors", *tasks, idle_timeout=idle_timeout, max_episodes=max_episodes) as running:
+        yield running
 
 
 def spec(key: str) -> Task:

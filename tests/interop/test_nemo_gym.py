@@ -11,21 +11,12 @@ without the docker marker check the refusals and the payloads in process.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
-import sys
-import tempfile
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from unittest.mock import ANY
 
-import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -40,7 +31,7 @@ from gym.interop.nemo_gym_wire import (
     tool_name,
     verify_answer,
 )
-from tests.gym.test_ors import containers, oracle
+from tests.interop.serving import containers, oracle, serve_env
 from tests.interop.side_venv import side_venv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,44 +39,18 @@ NEMO_GYM = ["nemo-gym==0.4.0"]  # the newest version the package index serves he
 TASKS = ["acme/product-price-l0-s0", "acme/product-price-l0-s1"]
 
 
-@contextlib.contextmanager
-def nemo_gym_server(idle_timeout: float = 120) -> Iterator[tuple[str, str]]:
+def nemo_gym_server(idle_timeout: float = 120):
     """`egym serve-env --protocol nemo-gym acme/product-price --levels 0 --seeds 0-1`: (URL, run label)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    run = f"nemo-gym-test-{uuid.uuid4().hex[:8]}"
-    command = [sys.executable, "-m", "gym.cli", "serve-env", "acme/product-price", "--levels", "0"]
-    command += ["--seeds", "0-1", "--protocol", "nemo-gym", "--port", str(port), "--run", run]
-    command += ["--idle-timeout", str(idle_timeout), "-H", "max_turns=30"]  # room for the timed calls
-    with tempfile.TemporaryFile("w+") as log:
-        server = subprocess.Popen(command, cwd=ROOT, stderr=log, text=True)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 120
-            while True:
-                assert server.poll() is None, f"the server exited: {_read(log)}"
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/", timeout=2).status_code == 200:
-                        break
-                assert time.monotonic() < deadline, "the server did not answer GET / in 120 s"
-                time.sleep(0.3)
-            yield url, run
-        finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        output = _read(log)
-    assert containers(run) == [], "the stopped server left containers"
-    assert "Traceback" not in output and "never retrieved" not in output, output
-
-
-def _read(log) -> str:
-    log.seek(0)
-    return log.read()
+    args = [
+        "acme/product-price",
+        "--levels",
+        "0",
+        "--seeds",
+        "0-1",
+        "-H",
+        "max_turns=30",
+    ]  # room for the timed calls
+    return serve_env("nemo-gym", *args, idle_timeout=idle_timeout)
 
 
 def scripted(key: str, answer: str | None = None) -> dict:

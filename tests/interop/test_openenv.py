@@ -13,16 +13,10 @@ incomplete grade in process.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +29,7 @@ from gym.cli import app
 from gym.families import resolve
 from gym.interop.openenv import OpenEnvServer
 from gym.interop.openenv_wire import graded, submit_observation
-from tests.gym.test_ors import _read, _wait_for_health, containers, oracle, wait_until
+from tests.interop.serving import containers, oracle, serve_env, wait_until
 from tests.interop.side_venv import side_venv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,32 +37,11 @@ KEYS = ["acme/product-price-l0-s0", "acme/product-price-l0-s1"]
 OPENENV = ["openenv-core==0.3.0"]
 
 
-@contextlib.contextmanager
-def openenv_server(idle_timeout: float = 120) -> Iterator[tuple[str, str]]:
+def openenv_server(idle_timeout: float = 120):
     """`egym serve-env --protocol openenv` over two level-0 instances on a free port: (URL, run label)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    run = f"openenv-test-{uuid.uuid4().hex[:8]}"
-    command = [sys.executable, "-m", "gym.cli", "serve-env", "--protocol", "openenv", "--port", str(port)]
-    command += ["--run", run, "--idle-timeout", str(idle_timeout), "acme/product-price"]
-    command += ["--levels", "0", "--seeds", "0-1"]
-    with tempfile.TemporaryFile("w+") as log:
-        server = subprocess.Popen(command, cwd=ROOT, stderr=log, text=True)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_for_health(url, server, log)
-            yield url, run
-        finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        output = _read(log)
-    assert containers(run) == [], "the stopped server left containers"
-    assert "Traceback" not in output and "never retrieved" not in output, output
+    return serve_env(
+        "openenv", "acme/product-price", "--levels", "0", "--seeds", "0-1", idle_timeout=idle_timeout
+    )
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.gym.test_openai_server import model_server
-from tests.gym.test_ors import containers, oracle, ors_server
+from tests.gym.test_ors import ors_server
+from tests.interop.serving import containers, oracle
 from tests.interop.side_venv import side_venv
 
 ROOT = Path(__file__).resolve().parents[2]
