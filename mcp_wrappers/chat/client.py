@@ -9,6 +9,7 @@ chat service and a real Mattermost server. Any non-2xx answer raises
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ DEFAULT_URL = "http://127.0.0.1:8065"
 AGENT_ENV_FILE = Path("/home/agent/.config/egym/chat.env")
 ADMIN_TOKEN_FILE = Path("/egym/secrets/chat-admin-token")
 PAGE = 200
+RETRY_PAUSE_S = 0.2
 
 
 class ApiError(Exception):
@@ -195,11 +197,35 @@ class MattermostClient:
             error_id, message = "", response.text[:200] or response.reason_phrase
         raise ApiError(response.status_code, error_id, message)
 
+    def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """The answer's JSON. A 2xx body that is not JSON (seen once from a real Mattermost under
+        heavy load) raises ApiError; a GET, which changes nothing, is tried once more first."""
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            if method != "GET":
+                raise self._not_json(method, path, response) from None
+        time.sleep(RETRY_PAUSE_S)
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            raise self._not_json(method, path, response) from None
+
+    @staticmethod
+    def _not_json(method: str, path: str, response: httpx.Response) -> ApiError:
+        return ApiError(
+            response.status_code,
+            "invalid_json",
+            f"chat server answered {method} {path} with a body that is not JSON: {response.text[:120]!r}",
+        )
+
     def get(self, path: str, **params: Any) -> Any:
-        return self.request("GET", path, params=params or None).json()
+        return self.request_json("GET", path, params=params or None)
 
     def post(self, path: str, body: Any = None, **params: Any) -> Any:
-        return self.request("POST", path, json=body, params=params or None).json()
+        return self.request_json("POST", path, json=body, params=params or None)
 
     def _pages(self, path: str, **params: Any) -> Iterator[Any]:
         page = 0
@@ -381,10 +407,10 @@ class MattermostClient:
         return Reaction.model_validate(self.post("/reactions", body))
 
     def upload_file(self, channel_id: str, name: str, data: bytes) -> FileInfo:
-        response = self.request(
+        answer = self.request_json(
             "POST", "/files", data={"channel_id": channel_id}, files={"files": (name, data)}
         )
-        return FileInfo.model_validate(response.json()["file_infos"][0])
+        return FileInfo.model_validate(answer["file_infos"][0])
 
     def file_info(self, file_id: str) -> FileInfo:
         return FileInfo.model_validate(self.get(f"/files/{file_id}/info"))

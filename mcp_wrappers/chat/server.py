@@ -268,7 +268,16 @@ def add_channel_member(
     add_channel_member(channel="q3-audit", username="raj.patel")."""
     s = session()
     target, user = s.find_channel(channel), s.find_user(username)
-    s.client.add_channel_member(target.id, user.id)
+    try:
+        s.client.add_channel_member(target.id, user.id)
+    except ApiError as exc:
+        # Mattermost: adding others needs the channel's membership; joining a public one does not.
+        if exc.status == 403 and target.type == "O" and user.id != s.me.id:
+            raise ToolError(
+                f"{explain(exc)} Only members of {s.label(target)} can add people; join first with "
+                f'add_channel_member(channel="{target.name}", username="{s.me.username}").'
+            ) from None
+        raise
     return f"@{user.username} is now a member of {s.label(target)}."
 
 

@@ -16,7 +16,8 @@ MATTERMOST_URL). Output shape (lists sorted as noted; the grader relies on it):
 - `name`/`channel` of a direct or group message is "dm:" + the members' usernames, sorted and
   comma-separated (e.g. "dm:dana.lee,raj.patel"); other channels use their handle ("finance").
 - `root_id` is "" for a top-level post, else the id of the thread's first post.
-- `create_at` is epoch milliseconds. Deleted posts and deleted channels are left out.
+- `create_at` is epoch milliseconds. Deleted posts and deleted channels are left out, and so are
+  system posts (`type` starting with `system_`: joins, adds, ...).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ import sys
 from typing import Any
 
 from mcp_wrappers.chat.client import ADMIN_TOKEN_FILE, DEFAULT_URL, ApiError, Channel, MattermostClient
+
+# Real Mattermost writes a post for every join, add, leave, header change... (`system_join_channel`,
+# `system_add_to_channel`, ...); the compatible service writes none. They are the server's, not
+# anyone's message, so the snapshot leaves them out and both servers give the grader the same state.
+SYSTEM_POST_PREFIX = "system_"
 
 
 def _channels(client: MattermostClient, user_ids: list[str]) -> list[Channel]:
@@ -56,6 +62,8 @@ def snapshot(client: MattermostClient) -> dict[str, Any]:
             }
         )
         for post in client.all_channel_posts(channel.id):
+            if post.type.startswith(SYSTEM_POST_PREFIX):
+                continue
             files = post.files or (client.post_files(post.id) if post.file_ids else [])
             posts_out.append(
                 {

@@ -252,6 +252,29 @@ async def get_member(ctx: Ctx) -> tuple[int, Any]:
     return 200, views.channel_member(row)
 
 
+async def view_channel(ctx: Ctx) -> tuple[int, Any]:
+    """Mark a channel read for the user: last_viewed_at now, every message counted as seen."""
+    user_id = ctx.path("user_id")
+    perms.require_self_or_admin(ctx, user_id)
+    body = await ctx.json()
+    channel_id = require_str(body, "channel_id", optional=True)
+    times: dict[str, int] = {}
+    if channel_id:
+        if not ids.is_id(channel_id):
+            raise bad_param("channel_id")
+        now = ids.now_ms()
+        await ctx.tx.run(
+            "UPDATE channel_members m SET last_viewed_at = %s, last_update_at = %s, msg_count = c.total_msg_count "
+            "FROM channels c WHERE c.id = m.channel_id AND m.channel_id = %s AND m.user_id = %s",
+            now,
+            now,
+            channel_id,
+            user_id,
+        )
+        times[channel_id] = now
+    return 200, {"status": "OK", "last_viewed_at_times": times}
+
+
 async def _require_manage_members(ctx: Ctx, channel: Row, target_id: str) -> None:
     if channel["type"] in ("D", "G"):
         raise ApiError(
@@ -259,11 +282,14 @@ async def _require_manage_members(ctx: Ctx, channel: Row, target_id: str) -> Non
             "api.channel.add_user_to_channel.type.app_error",
             "Can not add or remove users of a direct or group message channel.",
         )
-    if ctx.is_admin:
+    # Mattermost: managing members is a channel-scoped permission (channel members and team admins
+    # have it); joining a public channel of your team needs no more than team membership.
+    if ctx.is_admin or await perms.is_channel_member(ctx.tx, channel["id"], ctx.me["id"]):
         return
-    if channel["type"] == "O" and await perms.is_team_member(ctx.tx, channel["team_id"], ctx.me["id"]):
+    joining = channel["type"] == "O" and target_id == ctx.me["id"]
+    if joining and await perms.is_team_member(ctx.tx, channel["team_id"], ctx.me["id"]):
         return
-    if channel["type"] == "P" and await perms.is_channel_member(ctx.tx, channel["id"], ctx.me["id"]):
+    if await perms.is_team_admin(ctx.tx, channel["team_id"], ctx.me["id"]):
         return
     raise forbidden(
         "manage_private_channel_members" if channel["type"] == "P" else "manage_public_channel_members"
@@ -319,6 +345,7 @@ ROUTES = [
     Route("/api/v4/channels", endpoint(all_channels), methods=["GET"]),
     Route("/api/v4/channels/direct", endpoint(direct_channel), methods=["POST"]),
     Route("/api/v4/channels/group", endpoint(group_channel), methods=["POST"]),
+    Route("/api/v4/channels/members/{user_id}/view", endpoint(view_channel), methods=["POST"]),
     Route("/api/v4/channels/{channel_id}", endpoint(get_channel), methods=["GET"]),
     Route("/api/v4/channels/{channel_id}/members", endpoint(list_members), methods=["GET"]),
     Route("/api/v4/channels/{channel_id}/members", endpoint(add_member), methods=["POST"]),

@@ -218,6 +218,15 @@ async def channel_posts(ctx: Ctx) -> tuple[int, Any]:
 async def search_posts(ctx: Ctx) -> tuple[int, Any]:
     team = await perms.get_team(ctx.tx, ctx.path("team_id"))
     await perms.require_team_member(ctx, team["id"])
+    return await _search(ctx, team["id"])
+
+
+async def search_all_teams(ctx: Ctx) -> tuple[int, Any]:
+    """POST /posts/search: the same search over every team the caller is in."""
+    return await _search(ctx, None)
+
+
+async def _search(ctx: Ctx, team_id: str | None) -> tuple[int, Any]:
     body = await ctx.json()
     terms = require_str(body, "terms", optional=True)
     query = search.parse(terms)
@@ -230,10 +239,11 @@ async def search_posts(ctx: Ctx) -> tuple[int, Any]:
     rows = await ctx.tx.all(
         "SELECT p.* FROM posts p JOIN channels c ON c.id = p.channel_id JOIN users u ON u.id = p.user_id "
         "JOIN channel_members m ON m.channel_id = c.id AND m.user_id = %s "
-        f"WHERE p.delete_at = 0 AND c.delete_at = 0 AND (c.team_id = %s OR c.team_id = '') AND {cond} "
-        "ORDER BY p.create_at DESC, p.id DESC LIMIT %s OFFSET %s",
+        f"WHERE p.delete_at = 0 AND c.delete_at = 0 AND (%s::text IS NULL OR c.team_id = %s OR c.team_id = '') "
+        f"AND {cond} ORDER BY p.create_at DESC, p.id DESC LIMIT %s OFFSET %s",
         ctx.me["id"],
-        team["id"],
+        team_id,
+        team_id,
         *args,
         per_page,
         page * per_page,
@@ -292,6 +302,42 @@ async def save_reaction(ctx: Ctx) -> tuple[int, Any]:
     return 201, views.reaction(row)
 
 
+async def delete_reaction(ctx: Ctx) -> tuple[int, Any]:
+    user_id, post_id = ctx.path("user_id"), ctx.path("post_id")
+    emoji = ctx.request.path_params["emoji_name"].strip(":").lower()
+    if not EMOJI_RE.match(emoji):
+        raise bad_param("emoji_name", "url")
+    if user_id != ctx.me["id"] and not ctx.is_admin:
+        raise forbidden("remove_others_reactions")
+    post = await perms.get_post(ctx.tx, post_id)
+    await perms.require_member(ctx, await perms.get_channel(ctx.tx, post["channel_id"]), "remove_reaction")
+    removed = await ctx.tx.run(
+        "DELETE FROM reactions WHERE post_id = %s AND user_id = %s AND emoji_name = %s",
+        post_id,
+        user_id,
+        emoji,
+    )
+    if removed:
+        await ctx.tx.run("UPDATE posts SET update_at = %s WHERE id = %s", ids.now_ms(), post_id)
+    return 200, {"status": "OK"}
+
+
+async def posts_by_ids(ctx: Ctx) -> tuple[int, Any]:
+    """The posts among `ids` that the caller may read (unknown ids are left out)."""
+    wanted = await ctx.json(list)
+    if not wanted or not all(isinstance(i, str) and ids.is_id(i) for i in wanted):
+        raise bad_param("post_ids")
+    rows = await ctx.tx.all(
+        "SELECT * FROM posts WHERE id = ANY(%s) AND delete_at = 0 ORDER BY create_at, id", wanted
+    )
+    readable = []
+    for row in rows:
+        if await perms.can_read_channel(ctx, await perms.get_channel(ctx.tx, row["channel_id"])):
+            readable.append(row)
+    posts = await render(ctx.tx, readable)
+    return 200, [posts[r["id"]] for r in readable]
+
+
 async def post_reactions(ctx: Ctx) -> tuple[int, Any]:
     post = await _readable_post(ctx, ctx.path("post_id"))
     rows = await ctx.tx.all(
@@ -304,6 +350,8 @@ async def post_reactions(ctx: Ctx) -> tuple[int, Any]:
 
 ROUTES = [
     Route("/api/v4/posts", endpoint(create_post), methods=["POST"]),
+    Route("/api/v4/posts/ids", endpoint(posts_by_ids), methods=["POST"]),
+    Route("/api/v4/posts/search", endpoint(search_all_teams), methods=["POST"]),
     Route("/api/v4/posts/{post_id}", endpoint(get_post), methods=["GET"]),
     Route("/api/v4/posts/{post_id}/thread", endpoint(get_thread), methods=["GET"]),
     Route("/api/v4/posts/{post_id}/files/info", endpoint(post_files), methods=["GET"]),
@@ -311,4 +359,9 @@ ROUTES = [
     Route("/api/v4/channels/{channel_id}/posts", endpoint(channel_posts), methods=["GET"]),
     Route("/api/v4/teams/{team_id}/posts/search", endpoint(search_posts), methods=["POST"]),
     Route("/api/v4/reactions", endpoint(save_reaction), methods=["POST"]),
+    Route(
+        "/api/v4/users/{user_id}/posts/{post_id}/reactions/{emoji_name}",
+        endpoint(delete_reaction),
+        methods=["DELETE"],
+    ),
 ]

@@ -87,9 +87,16 @@ async def login(ctx: Ctx) -> JSONResponse:
         row["id"],
         ids.now_ms(),
     )
+    # 200 as Mattermost answers (its OpenAPI documentation says 201; clients check for 200)
     return JSONResponse(
-        views.user(row), status_code=201, headers={"Token": token, "X-Request-Id": ctx.request_id}
+        views.user(row), status_code=200, headers={"Token": token, "X-Request-Id": ctx.request_id}
     )
+
+
+async def logout(ctx: Ctx) -> tuple[int, Any]:
+    """Ends the session that made the call (200, as Mattermost answers)."""
+    await ctx.tx.run("UPDATE tokens SET is_active = false WHERE id = %s AND kind = 'session'", ctx.session_id)
+    return 200, {"status": "OK"}
 
 
 async def get_user(ctx: Ctx) -> tuple[int, Any]:
@@ -164,6 +171,35 @@ async def search_users(ctx: Ctx) -> tuple[int, Any]:
     return 200, [views.user(r) for r in rows]
 
 
+async def autocomplete(ctx: Ctx) -> tuple[int, Any]:
+    """Users whose username, first or last name or nickname starts with `name`, in a team (and channel)."""
+    name = ctx.query("name").strip().lstrip("@").lower()
+    limit = min(100, max(1, ctx.query_int("limit", 100)))
+    where = [
+        "delete_at = 0",
+        "(username LIKE %s OR lower(first_name) LIKE %s OR lower(last_name) LIKE %s OR lower(nickname) LIKE %s)",
+    ]
+    prefix = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    args: list[Any] = [prefix] * 4
+    if team_id := ctx.query("in_team"):
+        if not ids.is_id(team_id):
+            raise bad_param("in_team", "url")
+        where.append("id IN (SELECT user_id FROM team_members WHERE team_id = %s AND delete_at = 0)")
+        args.append(team_id)
+    base = f"SELECT * FROM users WHERE {' AND '.join(where)}"
+    channel_id = ctx.query("in_channel")
+    if not channel_id:
+        rows = await ctx.tx.all(base + USER_ORDER + " LIMIT %s", *args, limit)
+        return 200, {"users": [views.user(r) for r in rows]}
+    if not ids.is_id(channel_id):
+        raise bad_param("in_channel", "url")
+    await perms.require_read(ctx, await perms.get_channel(ctx.tx, channel_id))
+    member = "id IN (SELECT user_id FROM channel_members WHERE channel_id = %s)"
+    inside = await ctx.tx.all(f"{base} AND {member}{USER_ORDER} LIMIT %s", *args, channel_id, limit)
+    outside = await ctx.tx.all(f"{base} AND NOT {member}{USER_ORDER} LIMIT %s", *args, channel_id, limit)
+    return 200, {"users": [views.user(r) for r in inside], "out_of_channel": [views.user(r) for r in outside]}
+
+
 async def users_by_ids(ctx: Ctx) -> tuple[int, Any]:
     wanted = [str(v) for v in await ctx.json(list)]
     rows = await ctx.tx.all(f"SELECT * FROM users WHERE id = ANY(%s){USER_ORDER}", wanted)
@@ -213,7 +249,7 @@ async def create_token(ctx: Ctx) -> tuple[int, Any]:
         description,
         ids.now_ms(),
     )
-    return 201, {
+    return 200, {  # 200 as Mattermost answers (documented as 201)
         "id": token_id,
         "token": token,
         "user_id": user_id,
@@ -238,6 +274,8 @@ ROUTES = [
     Route("/api/v4/users", endpoint(create_user, auth=False), methods=["POST"]),
     Route("/api/v4/users", endpoint(list_users), methods=["GET"]),
     Route("/api/v4/users/login", endpoint(login, auth=False), methods=["POST"]),
+    Route("/api/v4/users/logout", endpoint(logout), methods=["POST"]),
+    Route("/api/v4/users/autocomplete", endpoint(autocomplete), methods=["GET"]),
     Route("/api/v4/users/search", endpoint(search_users), methods=["POST"]),
     Route("/api/v4/users/ids", endpoint(users_by_ids), methods=["POST"]),
     Route("/api/v4/users/usernames", endpoint(users_by_usernames), methods=["POST"]),

@@ -7,21 +7,27 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_wrappers.mattermost_compat import api_channels, api_files, api_posts, api_teams, api_users, ids
+from mcp_wrappers.mattermost_compat import (
+    api_channels,
+    api_files,
+    api_post_edits,
+    api_posts,
+    api_status,
+    api_system,
+    api_teams,
+    api_users,
+    ids,
+)
 from mcp_wrappers.mattermost_compat.db import Database
 from mcp_wrappers.mattermost_compat.errors import ApiError
 from mcp_wrappers.mattermost_compat.web import error_response
 
 DEFAULT_DSN = "dbname=chat user=chat host=/var/run/postgresql"
-
-
-async def ping(request: Request) -> JSONResponse:
-    """Health check (same path as Mattermost's), used by start-chat to know the service answers."""
-    return JSONResponse({"status": "OK"})
 
 
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -51,11 +57,22 @@ def build_app(dsn: str = DEFAULT_DSN) -> Starlette:
         finally:
             await app.state.db.close()
 
-    routes = [Route("/api/v4/system/ping", ping, methods=["GET"])]
-    for module in (api_users, api_teams, api_channels, api_posts, api_files):
+    routes: list[Route] = []
+    modules = (
+        api_system,
+        api_users,
+        api_status,
+        api_teams,
+        api_channels,
+        api_posts,
+        api_post_edits,
+        api_files,
+    )
+    for module in modules:
         routes += module.ROUTES
     return Starlette(
         routes=routes,
+        middleware=[Middleware(api_system.VersionHeader)],
         lifespan=lifespan,
         exception_handlers={HTTPException: http_error, Exception: http_error},
     )

@@ -52,6 +52,10 @@ CREATE TABLE IF NOT EXISTS posts (
   update_at bigint NOT NULL, edit_at bigint NOT NULL DEFAULT 0, delete_at bigint NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS posts_channel_time ON posts (channel_id, create_at DESC);
 CREATE INDEX IF NOT EXISTS posts_root ON posts (root_id);
+ALTER TABLE posts ADD COLUMN IF NOT EXISTS is_pinned boolean NOT NULL DEFAULT false;
+CREATE TABLE IF NOT EXISTS statuses (
+  user_id text PRIMARY KEY REFERENCES users(id), status text NOT NULL, manual boolean NOT NULL DEFAULT false,
+  last_activity_at bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS reactions (
   post_id text NOT NULL REFERENCES posts(id), user_id text NOT NULL REFERENCES users(id),
   emoji_name text NOT NULL, create_at bigint NOT NULL, PRIMARY KEY (post_id, user_id, emoji_name));

@@ -2,7 +2,8 @@
 
 A system admin may do anything. Otherwise: a public channel is readable by the
 members of its team; private, direct and group channels only by their members;
-posting, reacting and uploading need channel membership.
+posting, reacting and uploading need channel membership; adding others to a
+channel needs its membership too (or team admin), joining a public one only the team's.
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ async def is_team_member(tx: Tx, team_id: str, user_id: str) -> bool:
     return bool(
         await tx.one(
             "SELECT 1 FROM team_members WHERE team_id = %s AND user_id = %s AND delete_at = 0",
+            team_id,
+            user_id,
+        )
+    )
+
+
+async def is_team_admin(tx: Tx, team_id: str, user_id: str) -> bool:
+    return bool(
+        await tx.one(
+            "SELECT 1 FROM team_members WHERE team_id = %s AND user_id = %s AND delete_at = 0 "
+            "AND roles LIKE '%%team_admin%%'",
             team_id,
             user_id,
         )

@@ -166,7 +166,7 @@ def post(row: Row, reactions: list[Row] = (), files: list[Row] = (), reply_count
         "update_at": row["update_at"],
         "edit_at": row["edit_at"],
         "delete_at": row["delete_at"],
-        "is_pinned": False,
+        "is_pinned": row.get("is_pinned", False),
         "user_id": row["user_id"],
         "channel_id": row["channel_id"],
         "root_id": row["root_id"],

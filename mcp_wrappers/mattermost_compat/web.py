@@ -20,6 +20,7 @@ from mcp_wrappers.mattermost_compat.db import Database, Row, Tx
 from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, unauthorized
 
 MAX_PER_PAGE = 200
+MAX_PAYLOAD = 300_000  # Mattermost's ServiceSettings.MaximumPayloadSizeBytes default
 
 
 @dataclass
@@ -65,13 +66,24 @@ class Ctx:
 
     def paging(self, default_per_page: int = 60) -> tuple[int, int]:
         """(limit, offset) from Mattermost's page/per_page query parameters."""
+        # Mattermost reads a negative page as 0 and a per_page below 1 as the default, without an error.
         page = max(0, self.query_int("page", 0))
-        per_page = min(MAX_PER_PAGE, max(1, self.query_int("per_page", default_per_page)))
+        per_page = self.query_int("per_page", default_per_page)
+        per_page = min(MAX_PER_PAGE, per_page if per_page > 0 else default_per_page)
         return per_page, page * per_page
 
     async def json(self, kind: type = dict) -> Any:
+        declared = self.request.headers.get("content-length", "")
+        # refuse by the declared length before reading it all, as Mattermost's limited reader does
+        raw = b"" if declared.isdigit() and int(declared) > MAX_PAYLOAD else await self.request.body()
+        if len(raw) > MAX_PAYLOAD or (declared.isdigit() and int(declared) > MAX_PAYLOAD):
+            raise ApiError(
+                413,
+                "api.context.request_body_too_large.app_error",
+                "Unable to process request. Request body too large.",
+            )
         try:
-            body = json.loads(await self.request.body() or b"null")
+            body = json.loads(raw or b"null")
         except ValueError:
             raise bad_param(kind.__name__ if kind is not dict else "body") from None
         if not isinstance(body, kind):

@@ -80,7 +80,7 @@ call(
     json_body={"username": "anon", "email": "a@example.com", "password": "x" * 9},
 )
 call(
-    "POST", "/users/login", None, expect=201, json_body={"login_id": "walker", "password": "walker-password"}
+    "POST", "/users/login", None, expect=200, json_body={"login_id": "walker", "password": "walker-password"}
 )
 call("POST", "/users/login", None, expect=401, json_body={"login_id": "walker", "password": "wrong-password"})
 call("GET", "/users/{user_id}", None, expect=401, user_id="me")
@@ -104,7 +104,7 @@ call(
     user_id=me["id"],
 )
 token = call(
-    "POST", "/users/{user_id}/tokens", expect=201, json_body={"description": "walk"}, user_id=walker["id"]
+    "POST", "/users/{user_id}/tokens", expect=200, json_body={"description": "walk"}, user_id=walker["id"]
 )
 call(
     "POST", "/users/{user_id}/tokens", AGENT, expect=403, json_body={"description": "x"}, user_id=walker["id"]
@@ -380,3 +380,70 @@ call("GET", "/files/{file_id}", AGENT, expect=200, file_id=file_id)
 call("GET", "/files/{file_id}", AGENT, expect=404, file_id=BAD_ID)
 call("GET", "/posts/{post_id}/files/info", AGENT, expect=200, post_id=with_file["id"])
 call("GET", "/posts/{post_id}/files/info", AGENT, expect=404, post_id=BAD_ID)
+# edits, pins, statuses, views, logout, client config: what integrations use beyond the MCP server
+call(
+    "PUT",
+    "/posts/{post_id}",
+    AGENT,
+    expect=200,
+    json_body={"id": reply["id"], "message": "walk reply, edited"},
+    post_id=reply["id"],
+)
+call("PUT", "/posts/{post_id}", AGENT, expect=400, json_body={"id": root["id"]}, post_id=reply["id"])
+call("PUT", "/posts/{post_id}/patch", AGENT, expect=200, json_body={"message": "patched"}, post_id=root["id"])
+call("PUT", "/posts/{post_id}/patch", AGENT, expect=404, json_body={"message": "x"}, post_id=BAD_ID)
+call("POST", "/posts/{post_id}/pin", AGENT, expect=200, post_id=root["id"])
+call("POST", "/posts/{post_id}/pin", AGENT, expect=404, post_id=BAD_ID)
+call("GET", "/channels/{channel_id}/pinned", AGENT, expect=200, channel_id=chan["id"])
+call("GET", "/channels/{channel_id}/pinned", AGENT, expect=403, channel_id=hr["id"])
+call("POST", "/posts/{post_id}/unpin", AGENT, expect=200, post_id=root["id"])
+call("POST", "/posts/ids", AGENT, expect=200, json_body=[root["id"], reply["id"]])
+call("POST", "/posts/ids", AGENT, expect=400, json_body={"not": "a list"})
+call("POST", "/posts/search", AGENT, expect=200, json_body={"terms": "walk", "is_or_search": False})
+reaction = {"post_id": root["id"], "emoji_name": "thumbsup"}
+call(
+    "DELETE",
+    "/users/{user_id}/posts/{post_id}/reactions/{emoji_name}",
+    AGENT,
+    expect=200,
+    user_id="me",
+    **reaction,
+)
+call(
+    "DELETE",
+    "/users/{user_id}/posts/{post_id}/reactions/{emoji_name}",
+    AGENT,
+    expect=403,
+    user_id=walker["id"],
+    **reaction,
+)
+call("GET", "/users/autocomplete", AGENT, expect=200, params={"in_team": acme["id"], "name": "ra"})
+call(
+    "GET",
+    "/users/autocomplete",
+    AGENT,
+    expect=200,
+    params={"in_team": acme["id"], "in_channel": chan["id"], "name": "w"},
+)
+call("GET", "/users/autocomplete", AGENT, expect=400, params={"in_team": "bad"})
+view = {"channel_id": chan["id"]}
+call("POST", "/channels/members/{user_id}/view", AGENT, expect=200, json_body=view, user_id="me")
+call("POST", "/channels/members/{user_id}/view", AGENT, expect=403, json_body=view, user_id=walker["id"])
+call("GET", "/users/{user_id}/status", AGENT, expect=200, user_id="me")
+away = {"user_id": me["id"], "status": "away"}
+call("PUT", "/users/{user_id}/status", AGENT, expect=200, json_body=away, user_id=me["id"])
+call(
+    "PUT",
+    "/users/{user_id}/status",
+    AGENT,
+    expect=400,
+    json_body=away | {"status": "asleep"},
+    user_id=me["id"],
+)
+call("POST", "/users/status/ids", AGENT, expect=200, json_body=[me["id"], walker["id"]])
+call("GET", "/config/client", None, expect=200, params={"format": "old"})
+call("DELETE", "/posts/{post_id}", AGENT, expect=200, post_id=reply["id"])
+call("DELETE", "/posts/{post_id}", AGENT, expect=404, post_id=reply["id"])
+session = http.post(BASE + "/users/login", json={"login_id": "walker", "password": "walker-password"})
+call("POST", "/users/logout", session.headers["Token"], expect=200)
+call("POST", "/users/logout", session.headers["Token"], expect=401)

@@ -100,8 +100,9 @@ CASES = {
     "add_channel_member": (
         {"channel": "q3-audit", "username": "mia.wong"},
         "@mia.wong is now a member of #q3-audit",
-        {"channel": "hr-private", "username": "mia.wong"},
-        "No channel 'hr-private'",
+        # a public channel the agent is not in: only its members may add people (Mattermost's rule)
+        {"channel": "sales", "username": "omar.haddad"},
+        "Only members of #sales can add people; join first",
     ),
     "attach_file": (
         {"channel": "finance", "path": "notes/summary.txt", "message": "summary"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from families._common import LIMITS_L1, MONTHS, dm, dm_step, execute_step, full_name, post_step, sql_step
-from families._people import CHANNELS, TODAY, departments, head_of, iso, item, people, post
+from families._people import AGENT, CHANNELS, TODAY, departments, head_of, iso, item, people, post
 from gym.families import Instance
 
 TITLE = "Onboard a new hire"
@@ -177,8 +177,8 @@ def generate(world, rng, level: int) -> Instance:
             insert,
             *[
                 {"tool": "chat.add_channel_member", "args": {"channel": c, "username": u}}
-                for c, u in [("general", user), (team, user)]
-                + ([(team, "jordan.lee")] if code == "ENG" else [])
+                # the agent joins #engineering first: only a channel's members may add people to it
+                for c, u in [("general", user)] + ([(team, AGENT)] if code == "ENG" else []) + [(team, user)]
             ],
             post_step(
                 team,
