@@ -58,6 +58,11 @@ def _usable(group: Group, include_incomplete: bool) -> list[Rollout]:
     return [r for r in group.rollouts if include_incomplete or not r.incomplete]
 
 
+def group_has_signal(group: Group, include_incomplete: bool = False) -> bool:
+    """The group would be kept by build_items: two or more usable rollouts whose rewards differ."""
+    return has_signal([r.reward for r in _usable(group, include_incomplete)])
+
+
 def build_items(
     groups: Sequence[Group], *, eps: float = 1e-6, scale: bool = True, include_incomplete: bool = False
 ) -> tuple[list[TrainItem], BatchStats]:

@@ -128,6 +128,13 @@ class RolloutConfig(_Section):
     include_incomplete: bool = Field(
         False, description="Train on rollouts whose grade is incomplete (judge failed)."
     )
+    resample_rounds: int = Field(
+        0,
+        ge=0,
+        le=10,
+        description="Dynamic sampling (DAPO): up to this many extra rounds per step replace the groups "
+        "whose rewards are all equal (no signal) by groups of newly sampled tasks; 0: they are only dropped.",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description="Source-specific settings, validated by it."
     )

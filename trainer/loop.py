@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from trainer.advantages import BatchStats, build_items
+from trainer.advantages import BatchStats, build_items, group_has_signal
 from trainer.checkpoint import find_resume
 from trainer.config import TrainConfig
 from trainer.curriculum import Curriculum
@@ -56,7 +56,7 @@ class StepProgress:
     """Where a step is, for a live display: `egym train` redraws its progress line from it."""
 
     step: int
-    phase: str  # "rollouts", "update" or "eval"
+    phase: str  # "rollouts", "resample N" (dynamic sampling), "update" or "eval"
     total: int  # rollouts planned in this phase
     done: int = 0
     reward_sum: float = 0.0
@@ -160,17 +160,20 @@ class GRPOTrainer:
         started = time.perf_counter()
         tasks = self.curriculum.sample(self.config.rollout.tasks_per_step)
         seeds = [derive_seed(self.config.seed, "train", step, i) for i in range(len(tasks))]
-        group_size = self.config.rollout.group_size
-        groups = self.rollouts.collect(
-            tasks,
-            group_size,
-            seeds,
-            step=step,
-            phase="train",
-            on_rollout=self._tracker(step, "rollouts", len(tasks) * group_size),
-        )
-        for group in groups:
-            self.curriculum.observe(group.task, [r.passed for r in group.rollouts])
+        groups = self._collect_train(step, tasks, seeds, "rollouts")
+        # Dynamic sampling: groups without signal are replaced by fresh ones (they stay in the
+        # step's statistics, and build_items drops them from the update as always).
+        include = self.config.rollout.include_incomplete
+        flat = [g for g in groups if not group_has_signal(g, include)]
+        resampled = 0
+        for round_ in range(1, self.config.rollout.resample_rounds + 1):
+            if not flat:
+                break
+            tasks = self.curriculum.sample(len(flat))
+            seeds = [derive_seed(self.config.seed, "resample", step, round_, i) for i in range(len(tasks))]
+            fresh = self._collect_train(step, tasks, seeds, f"resample {round_}")
+            groups, resampled = groups + fresh, resampled + len(fresh)
+            flat = [g for g in fresh if not group_has_signal(g, include)]
         t_rollout = time.perf_counter() - started
         loss = self.config.loss
         items, stats = build_items(
@@ -189,7 +192,22 @@ class GRPOTrainer:
             t_sync = time.perf_counter() - sync_started
         elapsed = time.perf_counter() - started
         record = _record(step, stats, update, t_rollout=t_rollout, t_sync=t_sync, elapsed=elapsed)
-        return record | _rollout_times(groups)
+        return record | _rollout_times(groups) | {"groups_resampled": resampled}
+
+    def _collect_train(self, step: int, tasks: list[Any], seeds: list[int], phase: str) -> list[Group]:
+        """One group per task, shown as `phase` of the step; the curriculum sees their pass rates."""
+        group_size = self.config.rollout.group_size
+        groups = self.rollouts.collect(
+            tasks,
+            group_size,
+            seeds,
+            step=step,
+            phase="train",
+            on_rollout=self._tracker(step, phase, len(tasks) * group_size),
+        )
+        for group in groups:
+            self.curriculum.observe(group.task, [r.passed for r in group.rollouts])
+        return groups
 
     def evaluate(self, step: int) -> dict[str, Any]:
         """Mean reward and pass rate on the eval split, without updating."""

@@ -104,6 +104,7 @@ class GymRolloutSource:
         self.config = config
         self.run_id = self.options.run_id or f"train-{uuid.uuid4().hex[:8]}"  # the containers' label
         self._store: Any = None
+        self._placed: dict[tuple[str, int], int] = {}  # rollouts stored so far per (phase, step)
 
     @property
     def store_run(self) -> str:
@@ -150,8 +151,10 @@ class GymRolloutSource:
         on_rollout: Callable[[Rollout], None] | None = None,
     ) -> list[Group]:
         keep = self._keep(phase)
+        first = self._placed.get((phase, step), 0)  # a step may collect more than once (resampling)
+        self._placed[(phase, step)] = first + len(tasks) * group_size
         return asyncio.run(
-            self._collect(sampler, list(tasks), group_size, list(seeds), step, keep, on_rollout)
+            self._collect(sampler, list(tasks), group_size, list(seeds), step, first, keep, on_rollout)
         )
 
     async def _collect(
@@ -161,6 +164,7 @@ class GymRolloutSource:
         group_size: int,
         seeds: list[int],
         step: int,
+        first: int,
         keep: tuple[Any, str] | None,
         on_rollout: Callable[[Rollout], None] | None,
     ) -> list[Group]:
@@ -172,7 +176,7 @@ class GymRolloutSource:
                     sampler, task, derive_seed(seed, place % group_size)
                 )
             if keep is not None:
-                sample = step * SAMPLES_PER_STEP + place
+                sample = step * SAMPLES_PER_STEP + first + place
                 await asyncio.to_thread(_store_rollout, *keep, task, sample, step, rollout, trajectory, grade)
             if on_rollout is not None:
                 on_rollout(rollout)
