@@ -107,8 +107,40 @@ async def download(ctx: Ctx) -> Response:
     )
 
 
+async def _image(ctx: Ctx, kind: str) -> Response:
+    """Thumbnail or preview: the image itself (Mattermost scales it down; no image library here)."""
+    row = await _readable_file(ctx, ctx.path("file_id"), FILE_COLUMNS + ", data")
+    if row["mime_type"] not in views.PREVIEWABLE:
+        what = "a thumbnail" if kind == "thumbnail" else "a preview"
+        raise ApiError(
+            400, f"api.file.get_file_{kind}.no_{kind}.app_error", f"File doesn't have {what} image."
+        )
+    disposition = f"inline;filename*=UTF-8''{quote(row['name'])}"
+    return Response(
+        bytes(row["data"]),
+        media_type=row["mime_type"],
+        headers={"Content-Disposition": disposition, "X-Request-Id": ctx.request_id},
+    )
+
+
+async def thumbnail(ctx: Ctx) -> Response:
+    return await _image(ctx, "thumbnail")
+
+
+async def preview(ctx: Ctx) -> Response:
+    return await _image(ctx, "preview")
+
+
+async def public_link(ctx: Ctx) -> tuple[int, Any]:
+    """Public links are off, as by default in Mattermost (FileSettings.EnablePublicLink)."""
+    raise ApiError(403, "api.file.get_public_link.disabled.app_error", "Public links have been disabled.")
+
+
 ROUTES = [
     Route("/api/v4/files", endpoint(upload), methods=["POST"]),
     Route("/api/v4/files/{file_id}", endpoint(download), methods=["GET"]),
     Route("/api/v4/files/{file_id}/info", endpoint(file_info), methods=["GET"]),
+    Route("/api/v4/files/{file_id}/thumbnail", endpoint(thumbnail), methods=["GET"]),
+    Route("/api/v4/files/{file_id}/preview", endpoint(preview), methods=["GET"]),
+    Route("/api/v4/files/{file_id}/link", endpoint(public_link), methods=["GET"]),
 ]

@@ -7,11 +7,12 @@ anyone who can read a channel may pin or unpin in it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from starlette.routing import Route
 
-from mcp_wrappers.mattermost_compat import ids, perms
+from mcp_wrappers.mattermost_compat import events, ids, perms
 from mcp_wrappers.mattermost_compat.api_posts import MAX_MESSAGE, post_list, render
 from mcp_wrappers.mattermost_compat.db import Row, jsonb
 from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
@@ -51,7 +52,10 @@ async def _apply(ctx: Ctx, post: Row, body: dict) -> tuple[int, Any]:
         post["id"],
     )
     row = await perms.get_post(ctx.tx, post["id"])
-    return 200, (await render(ctx.tx, [row]))[row["id"]]
+    edited_post = (await render(ctx.tx, [row]))[row["id"]]
+    data = {"post": json.dumps(edited_post)}
+    ctx.events.append(await events.to_channel(ctx.tx, "post_edited", data, row["channel_id"]))
+    return 200, edited_post
 
 
 async def update_post(ctx: Ctx) -> tuple[int, Any]:
@@ -74,6 +78,8 @@ async def patch_post(ctx: Ctx) -> tuple[int, Any]:
 async def delete_post(ctx: Ctx) -> tuple[int, Any]:
     """Deleting a thread's root deletes its replies too, as Mattermost does."""
     post = await _own_post(ctx, ctx.path("post_id"), "delete_others_posts")
+    data = {"post": json.dumps((await render(ctx.tx, [post]))[post["id"]])}
+    ctx.events.append(await events.to_channel(ctx.tx, "post_deleted", data, post["channel_id"]))
     now = ids.now_ms()
     await ctx.tx.run(
         "UPDATE posts SET delete_at = %s, update_at = %s WHERE (id = %s OR root_id = %s) AND delete_at = 0",

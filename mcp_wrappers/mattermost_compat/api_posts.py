@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from starlette.routing import Route
 
-from mcp_wrappers.mattermost_compat import ids, perms, search, views
+from mcp_wrappers.mattermost_compat import events, ids, perms, search, views
 from mcp_wrappers.mattermost_compat.db import Row, Tx, jsonb
 from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, forbidden
-from mcp_wrappers.mattermost_compat.web import Ctx, body_int, endpoint, require_str
+from mcp_wrappers.mattermost_compat.web import MAX_PER_PAGE, Ctx, body_int, endpoint, require_str
 
 MAX_MESSAGE = 16383
 MAX_FILES = 5
@@ -141,7 +142,18 @@ async def create_post(ctx: Ctx) -> tuple[int, Any]:
         ctx.me["id"],
     )
     row = await perms.get_post(ctx.tx, post_id)
-    return 201, (await render(ctx.tx, [row]))[post_id]
+    created = (await render(ctx.tx, [row]))[post_id]
+    data = {
+        "channel_display_name": channel["display_name"],
+        "channel_name": channel["name"],
+        "channel_type": channel["type"],
+        "post": json.dumps(created),
+        "sender_name": "@" + ctx.me["username"],
+        "set_online": True,
+        "team_id": channel["team_id"],
+    }
+    ctx.events.append(await events.to_channel(ctx.tx, "posted", data, channel_id))
+    return 201, created
 
 
 async def _readable_post(ctx: Ctx, post_id: str) -> Row:
@@ -156,15 +168,35 @@ async def get_post(ctx: Ctx) -> tuple[int, Any]:
 
 
 async def get_thread(ctx: Ctx) -> tuple[int, Any]:
+    """The root and its replies; with perPage, the root and one page of replies next to fromPost
+    (direction=down: the newer ones, oldest first; up, the default: the older ones, newest first)."""
     post = await _readable_post(ctx, ctx.path("post_id"))
     root_id = post["root_id"] or post["id"]
-    rows = await ctx.tx.all(
-        "SELECT * FROM posts WHERE (id = %s OR root_id = %s) AND delete_at = 0 "
-        "ORDER BY create_at DESC, id DESC",
-        root_id,
-        root_id,
+    per_page = ctx.query_int("perPage", 0)
+    if per_page <= 0:
+        rows = await ctx.tx.all(
+            "SELECT * FROM posts WHERE (id = %s OR root_id = %s) AND delete_at = 0 "
+            "ORDER BY create_at DESC, id DESC",
+            root_id,
+            root_id,
+        )
+        return 200, post_list(rows, await render(ctx.tx, rows))
+    per_page, down = min(per_page, MAX_PER_PAGE), ctx.query("direction") == "down"
+    where, args = ["root_id = %s", "delete_at = 0"], [root_id]
+    if from_post := ctx.query("fromPost"):
+        if not ids.is_id(from_post):
+            raise bad_param("fromPost", "url")
+        where.append(f"(create_at, id) {'>' if down else '<'} (%s, %s)")
+        args += [ctx.query_int("fromCreateAt", 0), from_post]
+    order = "ASC" if down else "DESC"
+    replies = await ctx.tx.all(
+        f"SELECT * FROM posts WHERE {' AND '.join(where)} ORDER BY create_at {order}, id {order} LIMIT %s",
+        *args,
+        per_page + 1,
     )
-    return 200, post_list(rows, await render(ctx.tx, rows))
+    more, replies = len(replies) > per_page, replies[:per_page]
+    rows = [await perms.get_post(ctx.tx, root_id), *replies]
+    return 200, post_list(rows, await render(ctx.tx, rows), has_next=more)
 
 
 async def _cursor(ctx: Ctx, name: str, channel_id: str) -> Row | None:

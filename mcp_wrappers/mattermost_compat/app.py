@@ -10,7 +10,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
 from mcp_wrappers.mattermost_compat import (
     api_channels,
@@ -20,11 +20,14 @@ from mcp_wrappers.mattermost_compat import (
     api_status,
     api_system,
     api_teams,
+    api_threads,
     api_users,
+    api_websocket,
     ids,
 )
 from mcp_wrappers.mattermost_compat.db import Database
 from mcp_wrappers.mattermost_compat.errors import ApiError
+from mcp_wrappers.mattermost_compat.events import Hub
 from mcp_wrappers.mattermost_compat.web import error_response
 
 DEFAULT_DSN = "dbname=chat user=chat host=/var/run/postgresql"
@@ -52,12 +55,13 @@ def build_app(dsn: str = DEFAULT_DSN) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.db = await Database.connect(dsn)
+        app.state.hub = Hub()
         try:
             yield
         finally:
             await app.state.db.close()
 
-    routes: list[Route] = []
+    routes: list[BaseRoute] = []
     modules = (
         api_system,
         api_users,
@@ -66,7 +70,9 @@ def build_app(dsn: str = DEFAULT_DSN) -> Starlette:
         api_channels,
         api_posts,
         api_post_edits,
+        api_threads,
         api_files,
+        api_websocket,
     )
     for module in modules:
         routes += module.ROUTES

@@ -134,6 +134,10 @@ def reaction(row: Row) -> dict[str, Any]:
     }
 
 
+# images Mattermost makes a thumbnail and a preview of (ours serves the image itself: no image library here)
+PREVIEWABLE = frozenset({"image/png", "image/jpeg", "image/gif", "image/bmp", "image/webp", "image/tiff"})
+
+
 def file_info(row: Row) -> dict[str, Any]:
     return {
         "id": row["id"],
@@ -149,7 +153,7 @@ def file_info(row: Row) -> dict[str, Any]:
         "mime_type": row["mime_type"],
         "width": 0,
         "height": 0,
-        "has_preview_image": False,
+        "has_preview_image": row["mime_type"] in PREVIEWABLE,
     }
 
 

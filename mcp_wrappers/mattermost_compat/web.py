@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
 from mcp_wrappers.mattermost_compat import ids
 from mcp_wrappers.mattermost_compat.db import Database, Row, Tx
 from mcp_wrappers.mattermost_compat.errors import ApiError, bad_param, unauthorized
+from mcp_wrappers.mattermost_compat.events import Event
 
 MAX_PER_PAGE = 200
 MAX_PAYLOAD = 300_000  # Mattermost's ServiceSettings.MaximumPayloadSizeBytes default
@@ -30,6 +31,7 @@ class Ctx:
     user: Row | None
     session_id: str
     request_id: str
+    events: list[Event] = field(default_factory=list)  # sent on the WebSocket once committed
 
     @property
     def me(self) -> Row:
@@ -98,7 +100,7 @@ class Ctx:
 Handler = Callable[[Ctx], Awaitable["tuple[int, Any] | Response"]]
 
 
-def _bearer(request: Request) -> str:
+def bearer_token(request: HTTPConnection) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() in ("bearer", "token") and value.strip():
@@ -106,7 +108,7 @@ def _bearer(request: Request) -> str:
     return request.cookies.get("MMAUTHTOKEN", "")
 
 
-async def _session(tx: Tx, token: str) -> tuple[Row | None, str]:
+async def session_user(tx: Tx, token: str) -> tuple[Row | None, str]:
     if not token:
         return None, ""
     row = await tx.one(
@@ -125,12 +127,15 @@ def endpoint(handler: Handler, *, auth: bool = True) -> Callable[[Request], Awai
         request_id = ids.new_id()
         try:
             async with db.transaction() as tx:
-                user, session_id = await _session(tx, _bearer(request))
+                user, session_id = await session_user(tx, bearer_token(request))
                 if auth and user is None:
                     raise unauthorized()
-                result = await handler(Ctx(request, tx, user, session_id, request_id))
+                ctx = Ctx(request, tx, user, session_id, request_id)
+                result = await handler(ctx)
         except ApiError as exc:
             return error_response(exc, request_id)
+        for event in ctx.events:
+            request.app.state.hub.publish(event)
         if isinstance(result, Response):
             return result
         status, body = result

@@ -9,14 +9,18 @@ Driven by test_chat_conformance.py against real Mattermost and against our servi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
+import struct
 import sys
 import time
 import traceback
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import aiohttp  # the driver's own WebSocket client (mattermostautodriver.Websocket) uses it
 import httpx
 from mattermostautodriver import TypedDriver
 from mattermostautodriver.exceptions import NotEnoughPermissions, ResourceNotFound
@@ -512,6 +516,239 @@ def group_message_channel():
 def my_channels_in_team():
     mine = ok(call("GET", f"/users/me/teams/{TEAM['id']}/channels", T2))
     assert CHANNEL["id"] in {c["id"] for c in mine}
+
+
+# -- threads (collapsed threads on) and thread paging -----------------------------------------
+
+THREAD_ROOT = post(CHANNEL["id"], "followed thread root")
+THREAD_REPLIES = []
+for n in range(5):
+    THREAD_REPLIES.append(
+        post(CHANNEL["id"], f"followed reply {n}", T2 if n % 2 else T1, root_id=THREAD_ROOT["id"])
+    )
+    time.sleep(0.003)  # distinct create_at
+
+
+@check
+def user_threads_lists_the_threads_a_user_wrote_in():
+    mine = ok(call("GET", f"/users/{U2['id']}/teams/{TEAM['id']}/threads", T2))
+    assert mine["total"] >= 1 and "total_unread_threads" in mine, {k: mine[k] for k in mine if k != "threads"}
+    thread = next(t for t in mine["threads"] if t["id"] == THREAD_ROOT["id"])
+    assert thread["reply_count"] == 5 and thread["post"]["id"] == THREAD_ROOT["id"], thread
+    assert thread["last_reply_at"] == THREAD_REPLIES[-1]["create_at"], thread
+    assert {p["id"] for p in thread["participants"]} == {U1["id"], U2["id"]}, thread["participants"]
+    outsider = ok(call("GET", f"/users/me/teams/{TEAM['id']}/threads", T3))
+    assert THREAD_ROOT["id"] not in {t["id"] for t in outsider["threads"]}
+    totals = ok(call("GET", f"/users/me/teams/{TEAM['id']}/threads", T1, params={"totalsOnly": "true"}))
+    assert not totals["threads"] and totals["total"] >= 1, totals
+
+
+@check
+def user_thread_by_id_and_others_threads_are_403():
+    one = ok(call("GET", f"/users/me/teams/{TEAM['id']}/threads/{THREAD_ROOT['id']}", T1))
+    assert one["id"] == THREAD_ROOT["id"] and one["reply_count"] == 5, one
+    error_body(call("GET", f"/users/{U2['id']}/teams/{TEAM['id']}/threads", T1), 403)
+
+
+@check
+def thread_pages_from_a_post_in_both_directions():
+    """perPage replies after (down) or before (up) fromPost, with the root always there."""
+    root, r = THREAD_ROOT["id"], [p["id"] for p in THREAD_REPLIES]
+
+    def page(**params) -> dict:
+        return ok(call("GET", f"/posts/{root}/thread", T1, params={"perPage": 2} | params))
+
+    down = page(fromPost=r[1], fromCreateAt=THREAD_REPLIES[1]["create_at"], direction="down")
+    assert set(down["order"]) == {root, r[2], r[3]} and down["has_next"] is True, down["order"]
+    up = page(fromPost=r[3], fromCreateAt=THREAD_REPLIES[3]["create_at"], direction="up")
+    assert set(up["order"]) == {root, r[2], r[1]} and up["has_next"] is True, up["order"]
+    last = page(fromPost=r[3], fromCreateAt=THREAD_REPLIES[3]["create_at"], direction="down")
+    assert set(last["order"]) == {root, r[4]} and last["has_next"] is False, last["order"]
+    everything = ok(call("GET", f"/posts/{root}/thread", T1))
+    assert set(everything["order"]) == {root, *r}
+
+
+# -- files: public link, thumbnail, preview ----------------------------------------------------
+
+
+def png(width: int = 64, height: int = 48) -> bytes:
+    """A small RGB PNG, made by hand (no image library in the sandbox)."""
+    rows = b"".join(
+        b"\x00" + b"".join(bytes([x * 4 % 256, y * 5 % 256, 100]) for x in range(width))
+        for y in range(height)
+    )
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def upload(name: str, data: bytes, mime: str) -> dict:
+    files = {"files": (name, data, mime)}
+    return ok(call("POST", "/files", T1, files=files, data={"channel_id": CHANNEL["id"]}), 201)["file_infos"][
+        0
+    ]
+
+
+@check
+def public_file_links_are_disabled():
+    """FileSettings.EnablePublicLink is off by default: 403, whatever the file (even an unknown one)."""
+    info = upload("linked.txt", b"link me", "text/plain")
+    for file_id in (info["id"], "q" * 26):
+        body = error_body(call("GET", f"/files/{file_id}/link", T1), 403)
+        assert body["id"] == "api.file.get_public_link.disabled.app_error", body
+
+
+@check
+def image_thumbnail_and_preview():
+    info = upload("picture.png", png(), "image/png")
+    assert info["has_preview_image"] is True and info["mime_type"] == "image/png", info
+    for kind in ("thumbnail", "preview"):
+        response = call("GET", f"/files/{info['id']}/{kind}", T1)
+        assert response.status_code == 200 and response.headers["content-type"].startswith("image/"), kind
+        assert response.content[:4] in (b"\x89PNG", b"\xff\xd8\xff\xe0", b"\xff\xd8\xff\xdb"), (
+            response.content[:8]
+        )
+
+
+@check
+def thumbnail_of_a_non_image_is_400_and_of_an_unknown_file_404():
+    info = upload("notes.txt", b"no pixels here", "text/plain")
+    assert not info.get("has_preview_image"), info  # Mattermost leaves it out when false
+    for kind in ("thumbnail", "preview"):
+        body = error_body(call("GET", f"/files/{info['id']}/{kind}", T1), 400)
+        assert body["id"] == f"api.file.get_file_{kind}.no_{kind}.app_error", body
+        error_body(call("GET", f"/files/{'q' * 26}/{kind}", T1), 404)
+
+
+# -- WebSocket event stream -------------------------------------------------------------------
+
+WS_URL = f"ws://{HOST}:{PORT}/api/v4/websocket"
+CLOSED = (
+    aiohttp.WSMsgType.CLOSE,
+    aiohttp.WSMsgType.CLOSING,
+    aiohttp.WSMsgType.CLOSED,
+    aiohttp.WSMsgType.ERROR,
+)
+
+
+async def frames(ws, until: Callable[[dict], bool], timeout: float = 5.0) -> list[dict]:
+    """Frames read until one satisfies `until` (AssertionError after `timeout` seconds or a close)."""
+    seen: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no such frame in {timeout} s; got {seen}")
+        try:
+            message = await ws.receive(timeout=left)
+        except TimeoutError:
+            continue
+        if message.type in CLOSED:
+            raise AssertionError(f"closed ({message.type}); got {seen}")
+        seen.append(json.loads(message.data))
+        if until(seen[-1]):
+            return seen
+
+
+async def authenticated(session, token: str):
+    ws = await session.ws_connect(WS_URL)
+    await ws.send_str(json.dumps({"seq": 1, "action": "authentication_challenge", "data": {"token": token}}))
+    seen = await frames(ws, lambda f: f.get("seq_reply") == 1)
+    seen += (
+        []
+        if any(f.get("event") == "hello" for f in seen)
+        else await frames(ws, lambda f: f.get("event") == "hello")
+    )
+    return ws, seen
+
+
+def ws_check(fn: Callable[[aiohttp.ClientSession], object]) -> Callable[[], None]:
+    async def run() -> None:
+        async with aiohttp.ClientSession() as session:
+            await fn(session)
+
+    def sync() -> None:
+        asyncio.run(run())
+
+    sync.__name__ = fn.__name__
+    return check(sync)
+
+
+@ws_check
+async def websocket_authentication_challenge_then_hello(session):
+    ws, seen = await authenticated(session, T2)
+    hello = next(f for f in seen if f.get("event") == "hello")
+    assert hello["seq"] == 0 and hello["broadcast"]["user_id"] == U2["id"], hello
+    assert hello["data"]["server_version"] and hello["data"]["connection_id"], hello
+    assert {"status": "OK", "seq_reply": 1} in seen, seen
+    await ws.send_str(json.dumps({"seq": 2, "action": "user_typing", "data": {"channel_id": CHANNEL["id"]}}))
+    reply = (await frames(ws, lambda f: f.get("seq_reply") == 2))[-1]
+    assert reply["status"] == "OK", reply
+    await ws.close()
+
+
+@ws_check
+async def websocket_token_in_the_authorization_header(session):
+    ws = await session.ws_connect(WS_URL, headers={"Authorization": f"Bearer {T2}"})
+    hello = (await frames(ws, lambda f: f.get("event") == "hello"))[-1]
+    assert hello["seq"] == 0 and hello["broadcast"]["user_id"] == U2["id"], hello
+    await ws.close()
+
+
+@ws_check
+async def websocket_bad_token_gets_no_hello(session):
+    ws = await session.ws_connect(WS_URL)
+    await ws.send_str(
+        json.dumps({"seq": 1, "action": "authentication_challenge", "data": {"token": "q" * 26}})
+    )
+    message = await ws.receive(timeout=10)
+    assert message.type in CLOSED, (message.type, message.data)
+
+
+@ws_check
+async def websocket_posted_event_reaches_channel_members_only(session):
+    member, _ = await authenticated(session, T2)
+    outsider, _ = await authenticated(session, T3)
+    created = await asyncio.to_thread(post, CHANNEL["id"], "heard over the websocket")
+    seen = await frames(member, lambda f: f.get("event") == "posted")
+    event = seen[-1]
+    sent = json.loads(event["data"]["post"])  # the post as a JSON string, as Mattermost sends it
+    assert sent["id"] == created["id"] and sent["message"] == "heard over the websocket", sent
+    assert event["broadcast"]["channel_id"] == CHANNEL["id"] and event["data"]["channel_type"] == "O", event
+    assert event["data"]["sender_name"] == "@" + U1["username"], event["data"]
+    seqs = [f["seq"] for f in seen if "event" in f]
+    assert seqs == sorted(seqs) and event["seq"] > 0, seqs
+    try:
+        heard = await frames(outsider, lambda f: f.get("event") == "posted", timeout=1.0)
+        raise AssertionError(f"a non-member got the post: {heard}")
+    except AssertionError as exc:
+        if "non-member" in str(exc):
+            raise
+    await member.close()
+    await outsider.close()
+
+
+@ws_check
+async def websocket_post_edited_and_deleted_events(session):
+    member, _ = await authenticated(session, T2)
+    created = await asyncio.to_thread(post, CHANNEL["id"], "soon edited")
+    await frames(member, lambda f: f.get("event") == "posted")
+    await asyncio.to_thread(call, "PUT", f"/posts/{created['id']}/patch", T1, json={"message": "now edited"})
+    edited = (await frames(member, lambda f: f.get("event") == "post_edited"))[-1]
+    assert json.loads(edited["data"]["post"])["message"] == "now edited", edited
+    assert edited["broadcast"]["channel_id"] == CHANNEL["id"], edited
+    await asyncio.to_thread(call, "DELETE", f"/posts/{created['id']}", T1)
+    deleted = (await frames(member, lambda f: f.get("event") == "post_deleted"))[-1]
+    assert json.loads(deleted["data"]["post"])["id"] == created["id"], deleted
+    await member.close()
 
 
 # -- bad input --------------------------------------------------------------------------------

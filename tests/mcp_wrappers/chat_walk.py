@@ -293,6 +293,28 @@ call("POST", "/posts", AGENT, expect=201, json_body={"channel_id": group["id"], 
 call("GET", "/posts/{post_id}", AGENT, expect=200, post_id=reply["id"])
 call("GET", "/posts/{post_id}", AGENT, expect=404, post_id=BAD_ID)
 call("GET", "/posts/{post_id}/thread", AGENT, expect=200, post_id=reply["id"])
+call("GET", "/posts/{post_id}/thread", AGENT, expect=200, post_id=root["id"], params={"perPage": 1})
+threads = "/users/{user_id}/teams/{team_id}/threads"
+call("GET", threads, AGENT, expect=200, user_id="me", team_id=chan["team_id"])
+call("GET", threads, AGENT, expect=403, user_id=admin["id"], team_id=chan["team_id"])
+call(
+    "GET",
+    threads + "/{thread_id}",
+    AGENT,
+    expect=200,
+    user_id="me",
+    team_id=chan["team_id"],
+    thread_id=root["id"],
+)
+call(
+    "GET",
+    threads + "/{thread_id}",
+    AGENT,
+    expect=404,
+    user_id="me",
+    team_id=chan["team_id"],
+    thread_id=BAD_ID,
+)
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=finance["id"])
 call(
     "GET",
@@ -378,6 +400,10 @@ call("GET", "/files/{file_id}/info", AGENT, expect=200, file_id=file_id)
 call("GET", "/files/{file_id}/info", AGENT, expect=404, file_id=BAD_ID)
 call("GET", "/files/{file_id}", AGENT, expect=200, file_id=file_id)
 call("GET", "/files/{file_id}", AGENT, expect=404, file_id=BAD_ID)
+for kind in ("thumbnail", "preview"):  # a text file has neither
+    call("GET", "/files/{file_id}/" + kind, AGENT, expect=400, file_id=file_id)
+    call("GET", "/files/{file_id}/" + kind, AGENT, expect=404, file_id=BAD_ID)
+call("GET", "/files/{file_id}/link", AGENT, expect=403, file_id=file_id)  # public links are off
 call("GET", "/posts/{post_id}/files/info", AGENT, expect=200, post_id=with_file["id"])
 call("GET", "/posts/{post_id}/files/info", AGENT, expect=404, post_id=BAD_ID)
 # edits, pins, statuses, views, logout, client config: what integrations use beyond the MCP server

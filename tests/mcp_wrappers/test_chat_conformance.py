@@ -2,8 +2,10 @@
 
 `chat_conformance.py` drives the server with the official Python driver `mattermostautodriver`
 (from PyPI, pinned below) and raw HTTP: logins, posts (create / get / edit / patch / delete /
-pin), threads, paging, search, reactions, users, channel members, views, statuses, DMs and
-group messages, client config, headers, error bodies and bad input. The sandbox has no network
+pin), threads (collapsed threads, thread paging), paging, search, reactions, files (public link,
+thumbnail, preview), users, channel members, views, statuses, DMs and group messages, client
+config, headers, error bodies, bad input and the WebSocket event stream (authentication
+challenge, hello, posted / post_edited / post_deleted). The sandbox has no network
 and the host cannot reach its server, so the script runs inside the container with the image's
 Python; the driver's wheels (and its dependencies', for that Python) are downloaded on the host
 once, cached under .egym/cache/, unpacked and copied in.
@@ -39,11 +41,11 @@ CONTAINER_PYTHON = "3.11"  # the image's /opt/egym/venv (Debian 12)
 CACHE = Path(os.environ.get("EGYM_HOME", ".egym")) / "cache"
 SCRIPT = Path(__file__).with_name("chat_conformance.py")
 CHECK_NAMES = [
-    line.split("(")[0].removeprefix("def ")
+    line.split("(")[0].removeprefix("async ").removeprefix("def ")
     for previous, line in zip(
         SCRIPT.read_text().splitlines(), SCRIPT.read_text().splitlines()[1:], strict=False
     )
-    if previous == "@check"
+    if previous in ("@check", "@ws_check")
 ]
 # check -> why our service deliberately answers otherwise (each one is in docs/chat.md)
 COMPAT_DIFFERENCES: dict[str, str] = {}

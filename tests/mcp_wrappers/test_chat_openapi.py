@@ -46,7 +46,7 @@ def served_routes() -> set[tuple[str, str]]:
     return {
         (method.lower(), route.path)
         for route in build_app().routes
-        for method in route.methods
+        for method in getattr(route, "methods", None) or ()  # the WebSocket route has none
         if method != "HEAD"
     }
 
