@@ -11,6 +11,12 @@ torch threads = 1 (on 2 shared cores, two OpenMP threads stall
 on each other and timings become noise).
 
     .venv/bin/python bench/bench_trainer.py [--steps 20]
+
+`--model smollm2` instead times the update step alone on SmolLM2-135M-Instruct,
+egym's Learner next to TRL's GRPOTrainer, each in its own process with its
+peak RSS (bench/trainer_smollm2.py; writes bench/results/trainer-smollm2.json):
+
+    .venv/bin/python bench/bench_trainer.py --model smollm2 [--steps 3] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import json
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -142,8 +149,23 @@ def bench_trl(steps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=20)
-    steps = parser.parse_args().steps
+    parser.add_argument("--model", choices=["toy", "smollm2"], default="toy")
+    parser.add_argument("--steps", type=int, default=None, help="timed steps (toy: 20, smollm2: 3)")
+    parser.add_argument("--rounds", type=int, default=2, help="smollm2: processes per trainer, alternating")
+    parser.add_argument("--gradient-checkpointing", action="store_true", help="smollm2: on for both trainers")
+    parser.add_argument(
+        "--batch", type=Path, help="smollm2: the sampled batch (JSON) to reuse, or where to keep it"
+    )
+    args = parser.parse_args()
+    if args.model == "smollm2":
+        sys.path.insert(
+            0, str(Path(__file__).resolve().parent.parent)
+        )  # run as a script: make `bench` importable
+        from bench.trainer_smollm2 import main as bench_smollm2
+
+        bench_smollm2(args.steps or 3, args.rounds, args.gradient_checkpointing, args.batch)
+        return
+    steps = args.steps or 20
     torch.set_num_threads(1)
     ours = bench_ours(steps)
     trl = bench_trl(steps)

@@ -10,6 +10,7 @@ torch.distributed, giving the same update as one big learner.
 from __future__ import annotations
 
 import copy
+import inspect
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -44,8 +45,14 @@ class Learner:
             self.optimizer, lambda n: min(1.0, (n + 1) / warmup) if warmup else 1.0
         )
         self.reference = self._reference() if config.loss.kl_coef > 0 else None
-        if not config.model.gradient_checkpointing:
-            model.eval()  # no dropout, and the same numerics as the sampler
+        self._keeps_logits = accepts_logits_to_keep(model)
+        self._set_mode()
+
+    def _set_mode(self) -> None:
+        """Eval mode (no dropout, the sampler's numerics), unless checkpointing: transformers checkpoints
+        layers only in training mode, and a model from from_pretrained starts in eval mode. Dropout is
+        already 0 (load_policy), so training mode changes nothing else."""
+        self.model.train(self.config.model.gradient_checkpointing)
 
     def _reference(self) -> Any:
         if is_peft(self.model):
@@ -55,8 +62,19 @@ class Learner:
     # -- forward passes -------------------------------------------------
 
     def _logprobs(self, batch: MicroBatch) -> torch.Tensor:
-        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
-        return token_logprobs(out.logits, batch.input_ids, self.config.sampling.temperature)
+        """Logprobs [B, T]; 0 before the batch's first scored token, whose logits are never computed.
+
+        Positions before it only feed attention, so asking the model for logits from there on skips
+        most of the [B, T, vocab] tensor (the largest activation, and the lm-head matmul) on long prompts.
+        """
+        width = batch.input_ids.shape[1]
+        start = first_scored(batch.weights) - 1 if self._keeps_logits else 0
+        kwargs = {"logits_to_keep": width - start} if self._keeps_logits else {}
+        out = self.model(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False, **kwargs
+        )
+        logp = token_logprobs(out.logits, batch.input_ids[:, start:], self.config.sampling.temperature)
+        return torch.nn.functional.pad(logp, (start, 0), value=0.0)
 
     @torch.no_grad()
     def _ref_logprobs(self, batch: MicroBatch) -> torch.Tensor | None:
@@ -93,6 +111,7 @@ class Learner:
     def update(self, items: Sequence[TrainItem]) -> dict[str, float]:
         """Optimizer step(s) on `items` (all of them, on every rank). Returns this rank's statistics."""
         started = time.perf_counter()
+        self._set_mode()  # the sampler shares the model and may have switched it
         items = list(items)
         if self.config.loss.old_logprobs == "recompute":
             items = self.recompute_old_logprobs(items)
@@ -162,6 +181,19 @@ class Learner:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+
+
+def accepts_logits_to_keep(model: Any) -> bool:
+    """Whether the model's forward takes transformers' `logits_to_keep` (computes logits for the last N only)."""
+    base = model.get_base_model() if is_peft(model) else model
+    return "logits_to_keep" in inspect.signature(base.forward).parameters
+
+
+def first_scored(weights: torch.Tensor) -> int:
+    """The first column with a non-zero loss weight in any row (the last column if none): >= 1, as
+    a sequence's first token is never a model token."""
+    columns = weights.ne(0).any(dim=0).nonzero()
+    return max(1, int(columns[0]) if len(columns) else weights.shape[1] - 1)
 
 
 def _split(items: list[TrainItem], parts: int) -> list[list[TrainItem]]:
