@@ -2,9 +2,10 @@
 
 Their pins clash with egym's (verifiers pins mcp==2.0.0 and openai<3; Harbor and
 NeMo Gym need Python 3.12), and a conformance test should see egym the way their
-users do: over the wire, from their process. So each client gets a venv under
-`.egym/venvs/`, made once per requirement set (the folder name carries its hash)
-from the package registries, and reused by later runs on the same machine.
+users do: over the wire, from their process. So each client gets a venv of its own, made
+once per requirement set (the folder name carries its hash) from the package registries and
+reused by later runs on the same machine: they live in the user's cache (`$XDG_CACHE_HOME/egym/venvs`, else `~/.cache/egym/venvs`), not in the checkout, so a
+CI run on a clean checkout does not install them again.
 
     python = side_venv("harbor", ["harbor==0.26.0"], python="3.12")
     subprocess.run([python, "-c", "import harbor"], check=True)
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-VENVS = Path(os.environ.get("EGYM_HOME", ".egym")) / "venvs"
+VENVS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "egym" / "venvs"
 
 
 def find_python(version: str) -> str | None:
