@@ -275,6 +275,43 @@ async def view_channel(ctx: Ctx) -> tuple[int, Any]:
     return 200, {"status": "OK", "last_viewed_at_times": times}
 
 
+async def channel_stats(ctx: Ctx) -> tuple[int, Any]:
+    """Member, pinned-post and file counts; files_count is -1 when `exclude_files_count=true`, as in Mattermost."""
+    channel = await perms.get_channel(ctx.tx, ctx.path("channel_id"))
+    await perms.require_read(ctx, channel)
+    counts = await ctx.tx.one(
+        "SELECT (SELECT count(*) FROM channel_members WHERE channel_id = %s) AS members, "
+        "(SELECT count(*) FROM posts WHERE channel_id = %s AND is_pinned AND delete_at = 0) AS pinned, "
+        "(SELECT count(*) FROM files WHERE channel_id = %s AND post_id <> '' AND delete_at = 0) AS files",
+        channel["id"],
+        channel["id"],
+        channel["id"],
+    )
+    assert counts is not None
+    files = -1 if ctx.query_bool("exclude_files_count") else counts["files"]
+    return 200, {
+        "channel_id": channel["id"],
+        "member_count": counts["members"],
+        "guest_count": 0,
+        "pinnedpost_count": counts["pinned"],
+        "files_count": files,
+    }
+
+
+async def user_channel_members(ctx: Ctx) -> tuple[int, Any]:
+    """The user's memberships of a team's channels and of their direct and group channels."""
+    user_id, team_id = ctx.path("user_id"), ctx.path("team_id")
+    perms.require_self_or_admin(ctx, user_id)
+    await perms.get_team(ctx.tx, team_id)
+    rows = await ctx.tx.all(
+        "SELECT m.* FROM channel_members m JOIN channels c ON c.id = m.channel_id "
+        "WHERE m.user_id = %s AND (c.team_id = %s OR c.team_id = '') AND c.delete_at = 0 ORDER BY c.name",
+        user_id,
+        team_id,
+    )
+    return 200, [views.channel_member(r) for r in rows]
+
+
 async def _require_manage_members(ctx: Ctx, channel: Row, target_id: str) -> None:
     if channel["type"] in ("D", "G"):
         raise ApiError(
@@ -347,6 +384,7 @@ ROUTES = [
     Route("/api/v4/channels/group", endpoint(group_channel), methods=["POST"]),
     Route("/api/v4/channels/members/{user_id}/view", endpoint(view_channel), methods=["POST"]),
     Route("/api/v4/channels/{channel_id}", endpoint(get_channel), methods=["GET"]),
+    Route("/api/v4/channels/{channel_id}/stats", endpoint(channel_stats), methods=["GET"]),
     Route("/api/v4/channels/{channel_id}/members", endpoint(list_members), methods=["GET"]),
     Route("/api/v4/channels/{channel_id}/members", endpoint(add_member), methods=["POST"]),
     Route("/api/v4/channels/{channel_id}/members/{user_id}", endpoint(get_member), methods=["GET"]),
@@ -361,6 +399,11 @@ ROUTES = [
     ),
     Route(
         "/api/v4/users/{user_id}/teams/{team_id}/channels", endpoint(user_channels_in_team), methods=["GET"]
+    ),
+    Route(
+        "/api/v4/users/{user_id}/teams/{team_id}/channels/members",
+        endpoint(user_channel_members),
+        methods=["GET"],
     ),
     Route("/api/v4/users/{user_id}/channels", endpoint(user_channels), methods=["GET"]),
 ]

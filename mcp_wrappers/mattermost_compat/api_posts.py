@@ -15,6 +15,7 @@ from mcp_wrappers.mattermost_compat.web import MAX_PER_PAGE, Ctx, body_int, endp
 
 MAX_MESSAGE = 16383
 MAX_FILES = 5
+MAX_AROUND = 200  # posts on each side of the oldest unread one: larger limits are capped, as in Mattermost
 EMOJI_RE = re.compile(r"^[a-zA-Z0-9_+\-]{1,64}$")
 FILE_COLUMNS = (
     "id, creator_id, channel_id, post_id, name, extension, size, mime_type, create_at, update_at, delete_at"
@@ -247,6 +248,43 @@ async def channel_posts(ctx: Ctx) -> tuple[int, Any]:
     return 200, post_list(rows, posts, prev_post_id=prev_id, has_next=more)
 
 
+async def posts_around_unread(ctx: Ctx) -> tuple[int, Any]:
+    """The posts around the user's last view of the channel: up to `limit_before` already seen (newest
+    first) and `limit_after` not yet seen, with the ids of the posts just outside the window."""
+    user_id = ctx.path("user_id")
+    perms.require_self_or_admin(ctx, user_id)
+    channel = await perms.get_channel(ctx.tx, ctx.path("channel_id"))
+    await perms.require_read(ctx, channel)
+    member = await ctx.tx.one(
+        "SELECT last_viewed_at FROM channel_members WHERE channel_id = %s AND user_id = %s",
+        channel["id"],
+        user_id,
+    )
+    seen = member["last_viewed_at"] if member else 0
+    before_n, after_n = ctx.query_int("limit_before", 60), ctx.query_int("limit_after", 60)
+    if before_n < 0 or after_n < 1:
+        raise bad_param("limit_before" if before_n < 0 else "limit_after", "url")
+    before_n, after_n = min(before_n, MAX_AROUND), min(after_n, MAX_AROUND)  # larger ones are capped
+    live = "channel_id = %s AND delete_at = 0"
+    older = await ctx.tx.all(
+        f"SELECT * FROM posts WHERE {live} AND create_at <= %s ORDER BY create_at DESC, id DESC LIMIT %s",
+        channel["id"],
+        seen,
+        before_n + 1,
+    )
+    newer = await ctx.tx.all(
+        f"SELECT * FROM posts WHERE {live} AND create_at > %s ORDER BY create_at, id LIMIT %s",
+        channel["id"],
+        seen,
+        after_n + 1,
+    )
+    prev_id = older[before_n]["id"] if len(older) > before_n else ""
+    next_id = newer[after_n]["id"] if len(newer) > after_n else ""
+    rows = list(reversed(newer[:after_n])) + older[:before_n]
+    posts = await render(ctx.tx, rows)
+    return 200, post_list(rows, posts, next_post_id=next_id, prev_post_id=prev_id, has_next=bool(next_id))
+
+
 async def search_posts(ctx: Ctx) -> tuple[int, Any]:
     team = await perms.get_team(ctx.tx, ctx.path("team_id"))
     await perms.require_team_member(ctx, team["id"])
@@ -389,6 +427,11 @@ ROUTES = [
     Route("/api/v4/posts/{post_id}/files/info", endpoint(post_files), methods=["GET"]),
     Route("/api/v4/posts/{post_id}/reactions", endpoint(post_reactions), methods=["GET"]),
     Route("/api/v4/channels/{channel_id}/posts", endpoint(channel_posts), methods=["GET"]),
+    Route(
+        "/api/v4/users/{user_id}/channels/{channel_id}/posts/unread",
+        endpoint(posts_around_unread),
+        methods=["GET"],
+    ),
     Route("/api/v4/teams/{team_id}/posts/search", endpoint(search_posts), methods=["POST"]),
     Route("/api/v4/reactions", endpoint(save_reaction), methods=["POST"]),
     Route(

@@ -166,6 +166,18 @@ async def user_teams(ctx: Ctx) -> tuple[int, Any]:
     return 200, [views.team(r) for r in rows]
 
 
+async def user_team_members(ctx: Ctx) -> tuple[int, Any]:
+    """The user's team memberships."""
+    user_id = ctx.path("user_id")
+    perms.require_self_or_admin(ctx, user_id)
+    rows = await ctx.tx.all(
+        "SELECT m.* FROM team_members m JOIN teams t ON t.id = m.team_id WHERE m.user_id = %s "
+        "AND m.delete_at = 0 AND t.delete_at = 0 ORDER BY t.name",
+        user_id,
+    )
+    return 200, [views.team_member(r) for r in rows]
+
+
 ROUTES = [
     Route("/api/v4/teams", endpoint(create_team), methods=["POST"]),
     Route("/api/v4/teams", endpoint(list_teams), methods=["GET"]),
@@ -174,4 +186,5 @@ ROUTES = [
     Route("/api/v4/teams/{team_id}/members", endpoint(add_team_member), methods=["POST"]),
     Route("/api/v4/teams/{team_id}/members", endpoint(list_team_members), methods=["GET"]),
     Route("/api/v4/users/{user_id}/teams", endpoint(user_teams), methods=["GET"]),
+    Route("/api/v4/users/{user_id}/teams/members", endpoint(user_team_members), methods=["GET"]),
 ]

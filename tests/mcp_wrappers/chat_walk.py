@@ -316,6 +316,26 @@ call(
     thread_id=BAD_ID,
 )
 call("GET", "/channels/{channel_id}/posts", AGENT, expect=200, channel_id=finance["id"])
+unread = "/users/{user_id}/channels/{channel_id}/posts/unread"
+around = {"limit_before": 5, "limit_after": 5}
+call("GET", unread, AGENT, expect=200, user_id="me", channel_id=chan["id"], params=around)
+call("GET", unread, AGENT, expect=403, user_id=walker["id"], channel_id=chan["id"], params=around)
+call("GET", unread, AGENT, expect=400, user_id="me", channel_id=chan["id"], params={"limit_after": 0})
+call("GET", "/channels/{channel_id}/stats", AGENT, expect=200, channel_id=chan["id"])
+call(
+    "GET",
+    "/channels/{channel_id}/stats",
+    AGENT,
+    expect=200,
+    channel_id=chan["id"],
+    params={"exclude_files_count": "true"},
+)
+call("GET", "/channels/{channel_id}/stats", AGENT, expect=404, channel_id=BAD_ID)
+call("GET", "/users/{user_id}/teams/members", AGENT, expect=200, user_id="me")
+call("GET", "/users/{user_id}/teams/members", AGENT, expect=403, user_id=walker["id"])
+members = "/users/{user_id}/teams/{team_id}/channels/members"
+call("GET", members, AGENT, expect=200, user_id="me", team_id=acme["id"])
+call("GET", members, AGENT, expect=403, user_id=walker["id"], team_id=acme["id"])
 call(
     "GET",
     "/channels/{channel_id}/posts",
