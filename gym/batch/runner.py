@@ -66,19 +66,23 @@ class BatchResult:
 
 
 def default_run_id(req: BatchRequest) -> str:
-    """A name derived from what is run, so the same command resumes the same run."""
-    key = json.dumps(
-        [
-            sorted(t.key for t in req.tasks),
-            req.policy,
-            req.model,
-            req.samples,
-            req.policy_options,
-            req.harness.model_dump(mode="json", exclude_defaults=True),
-            req.kind,
-        ],
-        sort_keys=True,
-    )
+    """A name derived from what is run, so the same command resumes the same run.
+
+    Another rollout image (`--chat real`) is another run: its rollouts are not the default image's.
+    """
+    from gym.sandbox.docker_client import CHAT_IMAGES, default_image
+
+    image = default_image()
+    parts = [
+        sorted(t.key for t in req.tasks),
+        req.policy,
+        req.model,
+        req.samples,
+        req.policy_options,
+        req.harness.model_dump(mode="json", exclude_defaults=True),
+        req.kind,
+    ]
+    key = json.dumps(parts + ([image] if image != CHAT_IMAGES["compat"] else []), sort_keys=True)
     return f"{req.kind}-{req.policy.replace(':', '.')}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 

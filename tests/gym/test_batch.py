@@ -101,6 +101,17 @@ def test_default_run_id_is_derived_from_the_arguments(tasks):
     assert default_run_id(a).startswith("batch-oracle-")
 
 
+def test_another_rollout_image_is_another_run(tasks, monkeypatch):
+    """`--chat real` (EGYM_IMAGE) must not resume, and skip, the default image's run."""
+    request = BatchRequest(tasks=tasks, policy="oracle", samples=2)
+    monkeypatch.delenv("EGYM_IMAGE", raising=False)
+    compat = default_run_id(request)
+    monkeypatch.setenv("EGYM_IMAGE", "egym/world:latest")
+    assert default_run_id(request) == compat  # the default image, named: the same run
+    monkeypatch.setenv("EGYM_IMAGE", "egym/world:mattermost")
+    assert default_run_id(request) != compat
+
+
 def _batch_cmd(tasks_dir: Path, db: Path) -> list[str]:
     return [
         sys.executable,
