@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import hashlib
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -36,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.errors import ConfigError
+from core.errors import ConfigError, StoreError
 from core.validation import describe_validation_error
 from grader.judge import JudgeOptions
 from gym.harness.config import HarnessConfig
@@ -44,6 +45,7 @@ from trainer.rollouts.trajectory import trajectory_samples
 from trainer.samples import Group, Rollout
 from trainer.seeding import derive_seed
 
+log = logging.getLogger(__name__)
 SAMPLES_PER_STEP = 100_000  # a stored rollout's sample number: step * this + its place in the step
 
 
@@ -177,7 +179,12 @@ class GymRolloutSource:
                 )
             if keep is not None:
                 sample = step * SAMPLES_PER_STEP + first + place
-                await asyncio.to_thread(_store_rollout, *keep, task, sample, step, rollout, trajectory, grade)
+                try:
+                    await asyncio.to_thread(
+                        _store_rollout, *keep, task, sample, step, rollout, trajectory, grade
+                    )
+                except StoreError as exc:  # the dashboard loses a rollout; the training run goes on
+                    log.warning("rollout of %s not kept in the run store: %s", task.key, exc)
             if on_rollout is not None:
                 on_rollout(rollout)
             return rollout
