@@ -151,3 +151,12 @@ def pytest_runtest_setup(item):
 def pytest_runtest_call(item):
     with _guarded(item):
         return (yield)
+
+
+@pytest.fixture(autouse=True)
+def _rollout_image_unchanged():
+    """A test that leaves EGYM_IMAGE changed (select_chat sets it) would move every later test onto
+    another image: it fails here instead, by name."""
+    before = os.environ.get("EGYM_IMAGE")
+    yield
+    assert os.environ.get("EGYM_IMAGE") == before, "this test changed EGYM_IMAGE: use monkeypatch.setenv"

@@ -21,7 +21,7 @@ DEFAULT_URL = "http://127.0.0.1:8065"
 AGENT_ENV_FILE = Path("/home/agent/.config/egym/chat.env")
 ADMIN_TOKEN_FILE = Path("/egym/secrets/chat-admin-token")
 PAGE = 200
-RETRY_PAUSE_S = 0.2
+RETRY_PAUSES_S = (0.2, 0.5, 1.0)  # before each retry of a GET whose answer is not JSON
 
 
 class ApiError(Exception):
@@ -198,20 +198,19 @@ class MattermostClient:
         raise ApiError(response.status_code, error_id, message)
 
     def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
-        """The answer's JSON. A 2xx body that is not JSON (seen once from a real Mattermost under
-        heavy load) raises ApiError; a GET, which changes nothing, is tried once more first."""
-        response = self.request(method, path, **kwargs)
-        try:
-            return response.json()
-        except ValueError:
-            if method != "GET":
-                raise self._not_json(method, path, response) from None
-        time.sleep(RETRY_PAUSE_S)
-        response = self.request(method, path, **kwargs)
-        try:
-            return response.json()
-        except ValueError:
-            raise self._not_json(method, path, response) from None
+        """The answer's JSON. A 2xx body that is not JSON raises ApiError; a GET, which changes
+        nothing, is tried again first, after a growing pause. (A real Mattermost under heavy load
+        now and then answers 200 with a body that has an error document appended to it.)"""
+        pauses = RETRY_PAUSES_S if method == "GET" else ()
+        for pause in (*pauses, None):
+            response = self.request(method, path, **kwargs)
+            try:
+                return response.json()
+            except ValueError:
+                if pause is None:
+                    raise self._not_json(method, path, response) from None
+                time.sleep(pause)
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _not_json(method: str, path: str, response: httpx.Response) -> ApiError:

@@ -20,10 +20,10 @@ def _client(answers: list[httpx.Response], seen: list[str]) -> MattermostClient:
 
 @pytest.fixture(autouse=True)
 def _no_pause(monkeypatch):
-    monkeypatch.setattr(chat_client, "RETRY_PAUSE_S", 0)
+    monkeypatch.setattr(chat_client, "RETRY_PAUSES_S", (0, 0, 0))
 
 
-def test_a_get_answered_with_a_broken_body_is_retried_once_and_then_succeeds():
+def test_a_get_answered_with_a_broken_body_is_retried_and_then_succeeds():
     seen: list[str] = []
     client = _client([httpx.Response(200, text='{"id": "abc", "usern'), httpx.Response(200, json=[])], seen)
     assert client.get("/users") == []
@@ -32,12 +32,12 @@ def test_a_get_answered_with_a_broken_body_is_retried_once_and_then_succeeds():
 
 def test_a_get_that_stays_broken_raises_api_error():
     seen: list[str] = []
-    client = _client([httpx.Response(200, text="<html>busy</html>")] * 2, seen)
+    client = _client([httpx.Response(200, text="<html>busy</html>")] * 4, seen)
     with pytest.raises(ApiError) as caught:
         client.get("/channels")
     assert caught.value.status == 200 and caught.value.error_id == "invalid_json"
     assert "/channels" in str(caught.value) and "<html>busy" in str(caught.value)
-    assert len(seen) == 2
+    assert len(seen) == 4  # the first try and three retries
 
 
 def test_a_post_with_a_broken_body_is_not_repeated():

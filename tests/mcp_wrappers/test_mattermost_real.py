@@ -183,7 +183,9 @@ def test_chat_real_selects_the_mattermost_image_and_refuses_a_clash(monkeypatch)
     from core.errors import SandboxError
     from gym.sandbox.docker_client import default_image, select_chat
 
-    monkeypatch.delenv("EGYM_IMAGE", raising=False)
+    # setenv, not delenv: monkeypatch then restores the variable select_chat sets below, so the
+    # tests after this one do not run on the Mattermost image
+    monkeypatch.setenv("EGYM_IMAGE", "")
     assert default_image() == "egym/world:latest"
     select_chat("real")
     assert default_image() == MATTERMOST_IMAGE == os.environ["EGYM_IMAGE"]
