@@ -9,7 +9,9 @@ its generator, e.g. acmegen) that defines:
 
     def generate(world, rng, level) -> Instance: ...
 
-`world` is what `families/world.py`'s `world_data()` returns (built once per process);
+`world` is what `families/world.py`'s `world_data()` returns (built once per process; the
+same file may define `prompt_hint(world, instance, level) -> str`, a line added to every
+prompt of that level, e.g. the tables a level-0 task reads);
 `rng` is a `random.Random` seeded by the instance. The Instance holds the prompt, the
 overlay (rows, chat, files), the reference solution and the rubric, whose expected
 values the family computes from the facts: never typed by hand, so every instance
@@ -177,11 +179,22 @@ def families(world_dir: Path) -> dict[str, Family]:
 
 
 @functools.cache
-def _world_data(world_dir: Path) -> Any:
+def _world_module(world_dir: Path) -> ModuleType | None:
     path = world_dir / "families" / "world.py"
-    if not path.is_file():
-        return None
-    return _import(path, f"egym_families.{world_dir.name}.world").world_data()
+    return _import(path, f"egym_families.{world_dir.name}.world") if path.is_file() else None
+
+
+@functools.cache
+def _world_data(world_dir: Path) -> Any:
+    module = _world_module(world_dir)
+    return module.world_data() if module is not None else None
+
+
+def _world_hint(world_dir: Path, instance: Instance, level: int) -> str:
+    """What the world adds to every prompt of a level (its optional `prompt_hint`), e.g. the tables a
+    level-0 task reads: the same for every family, so no family has to repeat it."""
+    hint = getattr(_world_module(world_dir), "prompt_hint", None)
+    return hint(_world_data(world_dir), instance, level) if hint is not None else ""
 
 
 def generate(family: Family, level: int, seed: int) -> Instance:
@@ -192,6 +205,8 @@ def generate(family: Family, level: int, seed: int) -> Instance:
     rng = random.Random(f"{family.world}/{family.name}/{level}/{seed}")
     try:
         instance = family.module.generate(_world_data(family.world_dir), rng, level)
+        if hint := _world_hint(family.world_dir, instance, level):
+            instance.prompt = f"{instance.prompt.rstrip()}\n\n{hint}"
     except Exception as exc:  # noqa: BLE001 - a generator bug is one line naming the instance
         raise TaskError(f"{where}: the generator failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(instance, Instance) or not instance.prompt.strip() or not instance.rubric_items:

@@ -9,9 +9,11 @@ the numbers they draw, so tests (and curious users) can read them back, and a
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from markupsafe import Markup
 
@@ -328,3 +330,20 @@ def bar_chart(
         )
         _sub(group, "title", f"{bar.label}: {shown} {bar.note}".strip())
     return _markup(svg)
+
+
+STYLESHEET = Path(__file__).parent / "static" / "style.css"
+
+
+def standalone(chart: Markup) -> str:
+    """A chart as an .svg file of its own: the dashboard stylesheet's colours and chart rules inlined,
+    so it draws the same in a README or an image viewer as on the page."""
+    css = STYLESHEET.read_text()
+    root = re.search(r":root\s*\{[^}]*\}", css)
+    rules = [line for line in css.splitlines() if line.startswith("svg.chart")]
+    style = "\n".join([root.group(0).replace(":root", "svg.chart") if root else "", *rules])
+    svg = ET.fromstring(str(chart))
+    svg.insert(0, ET.Element("style"))
+    svg[0].text = style + "\nsvg.chart { background: #fff; font-family: sans-serif; }"
+    ET.register_namespace("", "http://www.w3.org/2000/svg")
+    return ET.tostring(svg, encoding="unicode", xml_declaration=True) + "\n"

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from gym.dashboard.svg import Bar, Point, Series, bar_chart, histogram, line_chart, nice_ticks
+from gym.dashboard.svg import Bar, Point, Series, bar_chart, histogram, line_chart, nice_ticks, standalone
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -111,3 +111,12 @@ def test_long_series_drop_whiskers_then_dots_but_keep_the_line():
     assert len(svg.findall(".//s:circle", NS)) == 100 and svg.find(".//s:polygon", NS) is not None
     huge = parse(line_chart([Series("s", [Point(i, 0.5) for i in range(1000)])], title="t"))
     assert huge.findall(".//s:circle", NS) == [] and huge.find(".//s:polyline", NS) is not None
+
+
+def test_a_standalone_chart_is_a_well_formed_svg_file_carrying_its_own_colours():
+    chart = line_chart([Series("train", [Point(1, 0.2), Point(2, 0.4)])], title="reward")
+    root = ET.fromstring(standalone(chart).split("?>", 1)[1])
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    style = root.find("s:style", NS).text
+    assert "--accent: #2f6fde" in style and "svg.chart .series .line" in style  # not black fills
+    assert [float(p.get("data-y")) for p in root.findall(".//s:circle", NS)] == [0.2, 0.4]

@@ -11,7 +11,15 @@ import pytest
 from core.errors import TaskError
 from gym.batch.report import family_scores
 from gym.calibrate import calibration_units
-from gym.families import families, family_level, materialize, resolve, save_family_band, write_scaffold
+from gym.families import (
+    families,
+    family_level,
+    generate,
+    materialize,
+    resolve,
+    save_family_band,
+    write_scaffold,
+)
 from gym.lint import LintReport, lint, lint_families
 from gym.tasks import BandEvidence
 
@@ -46,6 +54,16 @@ def test_splits_hold_out_whole_families_and_unseen_instances(tmp_path):
         by_prompt.setdefault(task.prompt, set()).add(task.split)
     assert all(len(s) == 1 for s in by_prompt.values())
     assert len(by_prompt) < len(tasks)  # duplicates happen, so this is a real check
+
+
+def test_level_0_prompts_name_the_tables_the_solution_reads_and_higher_levels_do_not():
+    found = families(ACME)
+    level0 = generate(found["ticket-backlog"], 0, 3)
+    hint = level0.prompt.splitlines()[-1]
+    assert hint.startswith("Database tables: support_tickets(id, customer_id,")
+    assert "customers(id, name, industry, country," in hint
+    assert "Database tables" not in generate(found["ticket-backlog"], 1, 3).prompt
+    assert "Database tables" not in generate(found["channel-post"], 0, 3).prompt  # no SQL, no hint
 
 
 def test_family_refs_and_instance_ids_resolve_to_task_folders():
