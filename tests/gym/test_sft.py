@@ -147,14 +147,14 @@ def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_
     store = Store(str(tmp_path / "runs.db"))
     keys = [
         "acme/product-price-l0-s1",
-        "acme/product-price-l0-s2",
+        "acme/product-price-l0-s4",
         "acme/product-price-l0-s3",
         "acme/q1-close",
     ]
     store.create_run("model-run", policy="hf", tasks=keys, samples=1)
     for row in store.add_rollouts("model-run", [(key, 0) for key in keys]):
         store.claim(row.id, "test")
-        good = row.task != "acme/product-price-l0-s2"
+        good = row.task != "acme/product-price-l0-s4"
         traj = trajectory().model_copy(update={"task": row.task})
         if row.task == "acme/product-price-l0-s3":
             traj.meta = {}  # stored before tool schemas were recorded
@@ -163,7 +163,7 @@ def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_
         store.record(row.id, trajectory=traj, grade=grade, passed=good, seconds=1.0)
     tasks = [
         t
-        for t in resolve(["acme/product-price-l0-s1", "acme/product-price-l0-s2", "acme/product-price-l0-s3"])
+        for t in resolve(["acme/product-price-l0-s1", "acme/product-price-l0-s4", "acme/product-price-l0-s3"])
     ]
     collected = asyncio.run(collect(store, tasks, tokenizer, oracle=False, runs=["model-run"], min_score=0.8))
     assert {e.task for e in collected.examples} == {"acme/product-price-l0-s1"}
