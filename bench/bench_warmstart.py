@@ -1,7 +1,7 @@
 """Warm start on this CPU: SmolLM2-135M before SFT, after SFT (and after SFT + GRPO) on held-out level-0 work.
 
-    .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-steps 8]
-        -> bench/results/warmstart.json
+    .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-steps 10]
+        [--grpo KEY=VALUE ...] [--skip-base]  -> bench/results/warmstart.json, learning.json
 
 Stages, each the user's own command run as a whole process and timed:
 1. data:  `egym sft-data` replays the oracle on the train-split level-0 instances of every
@@ -10,7 +10,7 @@ Stages, each the user's own command run as a whole process and timed:
 3. eval-*: `egym batch` with the hf policy on the same held-out level-0 episodes for each model:
           unseen seeds of the train families (instances whose split is test) and every held-out
           family (split test as a whole). tool_choice auto: the model decides whether to call.
-GRPO (`--grpo-steps`, 8 by default) from the SFT model (trainer/configs/gym-cpu.yaml, full fine-tune, the same
+GRPO (`--grpo-steps`, 10 by default) from the SFT model (trainer/configs/gym-cpu.yaml, full fine-tune, the same
 train families at level 0, seeds 0-49 of the train split) and the same evaluation of its last checkpoint.
 
 Reported per model and per part (unseen seeds, unseen families): pass rate and mean score with
@@ -57,6 +57,7 @@ GRPO_OPTIONS = [
     "rollout.tasks_per_step=4",
     "rollout.resample_rounds=1",
     "rollout.options.call_reward=0.1",
+    "optim.lr=2e-5",
 ]
 
 
@@ -230,7 +231,7 @@ def main() -> None:
     parser.add_argument(
         "--grpo-steps",
         type=int,
-        default=20,
+        default=10,
         help="Then GRPO from the SFT model for this many steps, and evaluate it (0: skip).",
     )
     parser.add_argument(
