@@ -32,8 +32,8 @@ WORK = ROOT / ".egym" / "bench-resume"
 EGYM = str(ROOT / ".venv" / "bin" / "egym")
 ENV = {**os.environ, "EGYM_TORCH_THREADS": "1", "OMP_NUM_THREADS": "1"}  # one thread: sums in one order
 COMPARED = ("loss", "reward_mean", "pass_rate", "grad_norm", "tokens_total")
-# The sampler batches concurrent rollouts as they come, so the same tokens can be scored in other
-# batch shapes: float sums in another order, not other rollouts (the toy test is bitwise).
+# Not bitwise here (the toy test is): most likely the sampler, which batches concurrent rollouts as
+# they come, scores the same tokens in other batch shapes, so float sums come out in another order.
 TOLERANCE = 1e-5
 
 
