@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,7 +78,7 @@ def main() -> None:
         sys.exit(f"error: no model folder {args.model}: run bench/bench_warmstart.py first, or pass --model")
     whole, killed = WORK / "whole", WORK / "killed"
     for out in (whole, killed):
-        subprocess.run(["rm", "-rf", str(out)], check=True)
+        shutil.rmtree(out, ignore_errors=True)
 
     started = time.perf_counter()
     subprocess.run(command(args.model, whole), cwd=ROOT, env=ENV, check=True)

@@ -201,16 +201,17 @@ class MattermostClient:
         """The answer's JSON. A 2xx body that is not JSON raises ApiError; a GET, which changes
         nothing, is tried again first, after a growing pause. (A real Mattermost under heavy load
         now and then answers 200 with a body that has an error document appended to it.)"""
-        pauses = RETRY_PAUSES_S if method == "GET" else ()
-        for pause in (*pauses, None):
-            response = self.request(method, path, **kwargs)
+        response = self.request(method, path, **kwargs)
+        for pause in RETRY_PAUSES_S if method == "GET" else ():
             try:
                 return response.json()
             except ValueError:
-                if pause is None:
-                    raise self._not_json(method, path, response) from None
                 time.sleep(pause)
-        raise AssertionError("unreachable")
+                response = self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            raise self._not_json(method, path, response) from None
 
     @staticmethod
     def _not_json(method: str, path: str, response: httpx.Response) -> ApiError:
