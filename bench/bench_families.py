@@ -2,14 +2,16 @@
 
     .venv/bin/python bench/bench_families.py [--validate all|N] [--concurrency 2]   -> bench/results/families.json
 
-Distinct instances: every family at every level over seeds 0..199 (gym.families.COUNT_SEEDS),
-counted by content (two seeds that pick the same facts are one instance).
+Distinct instances: every family at every level over the library's seeds (0..9,
+gym.families.COUNT_SEEDS), counted by content (two seeds that pick the same facts are one instance).
 Validation: each distinct instance (at the first seed that makes it) through `egym validate`
 (oracle full marks, null <= 10 %, the untouched state, every scripted cheat <= null, in real
 sandboxes), reported as instances per minute and the total time. `--validate N` takes a seeded
-sample of N; `all` takes every one. Validating all takes hours on 2 cores, so each result is
-appended to .egym/cache/validate-families.jsonl as it lands: rerun the same command to go on
-where it stopped (results of a changed instance are not reused: the key is its digest).
+sample of N; `all` takes every one, in a seeded shuffled order (so a partial run is a fair
+sample). Validating all takes hours on 2 cores, so each result is appended to
+bench/results/validate-families.jsonl as it lands, with the commit it ran on; the journal is
+committed, and rerunning the same command goes on where it stopped, in this session or a
+later one (results of a changed instance are not reused: the key is its digest).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import asyncio
 import json
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,7 +33,7 @@ from gym.validate import ValidateOptions, validate_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 ACME = ROOT / "tasks" / "acme"
-JOURNAL = ROOT / ".egym" / "cache" / "validate-families.jsonl"
+JOURNAL = ROOT / "bench" / "results" / "validate-families.jsonl"
 CHUNK = 8  # instances validated per round: a crash loses at most this much work
 
 
@@ -71,9 +74,8 @@ def main() -> None:
         "distinct_by_family_level": {f"{n}/l{lv}": len(d) for (n, lv), d in sorted(distinct.items())},
         "generate_s": round(generate_s, 2),
     }
-    chosen = (
-        pool if args.validate == "all" else random.Random(7).sample(pool, min(int(args.validate), len(pool)))
-    )
+    size = len(pool) if args.validate == "all" else min(int(args.validate), len(pool))
+    chosen = random.Random(7).sample(pool, size)
     journal = _journal()
     todo = [entry for entry in chosen if entry[2] not in journal]
     print(
@@ -81,6 +83,9 @@ def main() -> None:
     )
     JOURNAL.parent.mkdir(parents=True, exist_ok=True)
     opts = ValidateOptions(concurrency=args.concurrency)
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start : start + CHUNK]
         tasks = [materialize(found[name], level, seed) for name, level, _, seed in chunk]
@@ -90,6 +95,7 @@ def main() -> None:
         with JOURNAL.open("a") as out:
             for (name, level, digest, seed), report in zip(chunk, reports, strict=True):
                 entry = {"digest": digest, "instance": f"{name}-l{level}-s{seed}", "ok": report.ok}
+                entry |= {"commit": commit}
                 entry |= {"problems": report.problems, "seconds": round(per_instance, 2)}
                 out.write(json.dumps(entry) + "\n")
                 journal[digest] = entry
