@@ -33,7 +33,11 @@ def text_regex(text: str) -> str:
     return rf"(?<![\w.@-]){re.escape(text)}(?![\w@-])"
 
 
-def answer(item_id: str, description: str, regex: str, points: int = 2) -> dict[str, Any]:
+def answer(
+    item_id: str, description: str, regex: str, points: int = 2, *, case_sensitive: bool = False
+) -> dict[str, Any]:
+    """An answer item; `case_sensitive` for codes that are also words in any case (IT, IN, DE)."""
+    args: dict[str, Any] = {"regex": regex} | ({"case_sensitive": True} if case_sensitive else {})
     return {
         "id": item_id,
         "description": description,
@@ -41,12 +45,15 @@ def answer(item_id: str, description: str, regex: str, points: int = 2) -> dict[
         "kind": "python",
         "section": "answer",
         "check": "transcript.final_answer_contains",
-        "args": {"regex": regex},
+        "args": args,
     }
 
 
-def no_spray(others: list[str], what: str, points: int = -2) -> dict[str, Any]:
+def no_spray(
+    others: list[str], what: str, points: int = -2, *, case_sensitive: bool = False
+) -> dict[str, Any]:
     """Penalty: the answer names the values of other candidates (a spray of everything readable)."""
+    args: dict[str, Any] = {"regex": "|".join(others)} | ({"case_sensitive": True} if case_sensitive else {})
     return {
         "id": "no-other-values",
         "description": f"Penalty: the answer names {what}",
@@ -54,7 +61,7 @@ def no_spray(others: list[str], what: str, points: int = -2) -> dict[str, Any]:
         "kind": "python",
         "section": "answer",
         "check": "transcript.final_answer_absent",
-        "args": {"regex": "|".join(others)},
+        "args": args,
         "baseline_ok": True,
         "baseline_reason": "A penalty: it holds until the answer names other candidates' values.",
     }

@@ -15,9 +15,12 @@ def generate(world, rng, level: int) -> Instance:
     country, segment = customer["country"], customer["segment"]
     countries = sorted({c["country"] for c in world["customers"].dicts()} - {country})
     query = f"SELECT name, country, segment FROM customers WHERE name = {quoted(customer['name'])}"
+    # Codes match in capitals only: "it" and "in" are words, IT and IN are countries.
     items = [
-        answer("country", f"The answer gives the country code {country}", rf"\b{country}\b"),
-        no_spray([rf"\b{c}\b" for c in countries], "other countries", -2),
+        answer(
+            "country", f"The answer gives the country code {country}", rf"\b{country}\b", case_sensitive=True
+        ),
+        no_spray([rf"\b{c}\b" for c in countries], "other countries", -2, case_sensitive=True),
     ]
     if level == 0:
         return Instance(
