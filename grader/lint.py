@@ -6,7 +6,8 @@ a task for every rubric. Warnings (accepted, but probably not meant): a penalty
 without `baseline_ok`, a gate worth points, a `{{slot}}` in an item without
 `foreach` (used literally), a regular expression that does not compile, and a
 final-answer regex that matches a bare number (any answer listing numbers
-passes it). Rubric problems carry the line of their item's `"id"`.
+passes it) or, in any case, a common short word (`\bIT\b` for Italy passes "I did it").
+Rubric problems carry the line of their item's `"id"`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from grader.rubric import Item, PythonItem, Rubric
 _ITEM_PATH = re.compile(r"^\$\.items\[(\d+)\]")
 # A regex that, anchors and word boundaries aside, is just a number: "\b15\b", "^1,200$".
 _BARE_NUMBER = re.compile(r"^[\\b^$\s(?:)]*[-+]?[\d.,]+[\\b^$\s)]*$")
+# Words any answer may hold mid-sentence; a code matched in any case (IT, IN, NO, US) passes on them.
+_COMMON_WORDS = ("a", "an", "as", "at", "be", "by", "do", "go", "he", "id", "if", "in", "is", "it", "me")
+_COMMON_WORDS += ("my", "no", "of", "ok", "on", "or", "so", "to", "up", "us", "we")
 
 
 @dataclass
@@ -142,7 +146,28 @@ def _item_warnings(item: Item, concrete: list[Item], where: str, file: str) -> l
                         )
                     )
                     return out
+                word = _common_word(item, pattern)
+                if word:
+                    out.append(
+                        warn(
+                            f".args.{name}",
+                            f"{pattern!r} matches the word {word!r} in any case: an answer that says "
+                            f"{word!r} passes it; set case_sensitive: true for codes",
+                        )
+                    )
     return out
+
+
+def _common_word(item: PythonItem, pattern: str) -> str | None:
+    """The common word a case-insensitive final-answer item matches mid-sentence, if any (a code such as IT)."""
+    if (
+        item.check != "transcript.final_answer_contains"
+        or item.points <= 0
+        or item.args.get("case_sensitive")
+    ):
+        return None
+    compiled = re.compile(pattern, re.IGNORECASE)
+    return next((w for w in _COMMON_WORDS if compiled.search(f"Done, {w} checked.")), None)
 
 
 # A JSON string (with the colon after it when it is a key) or a bracket; everything else is skipped.

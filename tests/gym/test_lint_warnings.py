@@ -75,6 +75,10 @@ def _item(**fields) -> dict:
             _item(check="transcript.final_answer_contains", args={"text": "15"}),
             "15: $.items[1].args.text: warning: '15' is a bare number",
         ),
+        (  # Italy's code in any case: "I double-checked it" passed (customer-country-l1-s2)
+            _item(check="transcript.final_answer_contains", args={"regex": "\\bIT\\b"}),
+            "15: $.items[1].args.regex: warning: '\\\\bIT\\\\b' matches the word 'it' in any case",
+        ),
     ],
 )
 def test_each_silent_mistake_is_warned_at_its_line(tmp_path, item, warning):
@@ -85,6 +89,8 @@ def test_each_silent_mistake_is_warned_at_its_line(tmp_path, item, warning):
 def test_a_labelled_number_and_a_declared_penalty_are_fine(tmp_path):
     labelled = _item(check="transcript.final_answer_contains", args={"regex": "breaches\\D{0,20}15"})
     assert _warnings(tmp_path, labelled) == []
+    code = _item(check="transcript.final_answer_contains", args={"regex": "\\bIT\\b", "case_sensitive": True})
+    assert _warnings(tmp_path / "c", code) == []
     penalty = _item(
         points=-2,
         check="sql.row_absent",
