@@ -152,7 +152,7 @@ def _item_warnings(item: Item, concrete: list[Item], where: str, file: str) -> l
                         warn(
                             f".args.{name}",
                             f"{pattern!r} matches the word {word!r} in any case: an answer that says "
-                            f"{word!r} passes it; set case_sensitive: true for codes",
+                            f"{word!r} passes it; match a code in capitals (case_sensitive: true), a word with its context",
                         )
                     )
     return out

@@ -3,11 +3,18 @@
 MCP tools are namespaced by server: `chat.post_message` is the canonical name
 everywhere in the gym (trajectories, solutions, rubrics). Policies whose wire
 format forbids '.' translate at their own boundary.
+
+A server is started when the episode opens only the first time its image and
+command are seen in this process; after that its tool list is known, and it
+starts at the episode's first call to it. Most episodes call one server of the
+task's few, and some none (a cold Python server costs about half a second).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import copy
 import difflib
 import json
 import time
@@ -36,6 +43,85 @@ class McpTool:
     schema: dict[str, Any]
 
 
+# The tools each (image, (server, *command)) listed when first started in this process.
+_LISTED: dict[tuple[str, tuple[str, ...]], list[McpTool]] = {}
+
+
+class _Server:
+    """One MCP server of an episode, started on demand. Its connection lives in a task of its own, which
+    opens and closes it (an MCP session must be closed by the task that opened it; a first call may come
+    from any task). Not an anyio task group: that would wrap every error of the episode in a group."""
+
+    def __init__(self, sandbox: Sandbox, name: str, cmd: list[str], timeout_s: float):
+        self.sandbox, self.name, self.cmd, self.timeout_s = sandbox, name, cmd, timeout_s
+        self._ready: asyncio.Future[McpServerConnection] | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    async def connection(self) -> McpServerConnection:
+        if self._ready is None:
+            self._ready = asyncio.get_running_loop().create_future()
+            self._owner = asyncio.create_task(self._serve(self._ready))
+        return await asyncio.shield(self._ready)  # a cancelled caller leaves the start to the next one
+
+    async def _serve(self, ready: asyncio.Future[McpServerConnection]) -> None:
+        try:
+            async with McpServerConnection(
+                self.sandbox, self.name, self.cmd, timeout_s=self.timeout_s
+            ) as conn:
+                ready.set_result(conn)
+                await self._stop.wait()
+        except BaseException as exc:
+            if ready.done():
+                raise
+            if isinstance(exc, asyncio.CancelledError):
+                ready.cancel()
+                raise
+            ready.set_exception(exc)  # the caller of connection() sees why it did not start
+
+    async def close(self) -> None:
+        """Stop the server; an error in closing it is raised (the episode records it), a failed start is not
+        (its first caller was told)."""
+        self._stop.set()
+        if self._owner is None:
+            return
+        try:
+            await asyncio.wait([self._owner])
+        except asyncio.CancelledError:
+            self._owner.cancel()
+            raise
+        if self._ready is not None and not self._ready.cancelled():
+            self._ready.exception()  # marked as seen, whoever asked
+        if not self._owner.cancelled() and (error := self._owner.exception()) is not None:
+            raise error
+
+    async def tools(self) -> list[McpTool]:
+        """The server's tools: listed by this image's server before, or now by starting this one."""
+        image = getattr(self.sandbox, "image_id", None)
+        key = (image, (self.name, *self.cmd)) if image else None
+        if key in _LISTED:
+            return _LISTED[key]
+        tools = [self._tool(item) for item in await (await self.connection()).list_tools()]
+        if key is not None:
+            _LISTED[key] = tools
+        return tools
+
+    def _tool(self, item: Any) -> McpTool:
+        name = f"{self.name}.{item.name}"
+        return McpTool(
+            self.name,
+            item.name,
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": item.description or "",
+                    "parameters": item.input_schema,
+                },
+            },
+        )
+
+
 def servers_for(task: Task, config: HarnessConfig) -> dict[str, list[str]]:
     """Server name -> command for this episode."""
     if config.mcp_servers is not None:
@@ -55,18 +141,18 @@ class Toolbox:
     def __init__(
         self,
         env: ToolEnv,
-        connections: dict[str, McpServerConnection],
+        servers: dict[str, _Server],
         mcp_tools: dict[str, McpTool],
         injector: FaultInjector,
         output_cap: int,
     ):
-        self.env, self.connections, self.mcp_tools = env, connections, mcp_tools
+        self.env, self.servers, self.mcp_tools = env, servers, mcp_tools
         self.injector, self.output_cap = injector, output_cap
 
     @classmethod
     @contextlib.asynccontextmanager
     async def open(cls, sandbox: Sandbox, task: Task, config: HarnessConfig) -> AsyncIterator[Toolbox]:
-        """Start the shell lazily and the MCP servers now (one after the other: each owns a task group)."""
+        """Start the shell lazily, and each MCP server now or at its first call (see the module's docstring)."""
         limits = config.limits_for(task)
         # The shell cuts first, leaving room for its notes, so its own note on what was cut survives.
         shell = PersistentShell(sandbox, cwd=config.workdir, output_cap=config.output_cap_chars - 300)
@@ -74,35 +160,23 @@ class Toolbox:
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(shell.close)
             stack.push_async_callback(env.files.close)
-            connections, mcp_tools = {}, {}
-            for server, cmd in servers_for(task, config).items():
+            servers: dict[str, _Server] = {}
+            mcp_tools: dict[str, McpTool] = {}
+            for name, cmd in servers_for(task, config).items():
                 # start-up may take longer than one call is allowed to (LibreOffice, a cold Python)
-                conn = McpServerConnection(
-                    sandbox, server, cmd, timeout_s=max(STARTUP_TIMEOUT_S, limits.tool_timeout_s)
-                )
-                connections[server] = await stack.enter_async_context(conn)
-                for item in await conn.list_tools():
-                    name = f"{server}.{item.name}"
-                    mcp_tools[name] = McpTool(
-                        server,
-                        item.name,
-                        {
-                            "type": "function",
-                            "function": {
-                                "name": name,
-                                "description": item.description or "",
-                                "parameters": item.input_schema,
-                            },
-                        },
-                    )
-            yield cls(env, connections, mcp_tools, FaultInjector(config.faults), config.output_cap_chars)
+                timeout_s = max(STARTUP_TIMEOUT_S, limits.tool_timeout_s)
+                servers[name] = server = _Server(sandbox, name, cmd, timeout_s)
+                stack.push_async_callback(server.close)
+                mcp_tools.update({tool.schema["function"]["name"]: tool for tool in await server.tools()})
+            yield cls(env, servers, mcp_tools, FaultInjector(config.faults), config.output_cap_chars)
 
     def names(self) -> list[str]:
         return [*BUILTIN_TOOLS, *self.mcp_tools]
 
     def schemas(self) -> list[dict[str, Any]]:
+        """Fresh copies: the MCP schemas are shared by every episode on the image (_LISTED)."""
         return [spec.schema() for spec in BUILTIN_TOOLS.values()] + [
-            t.schema for t in self.mcp_tools.values()
+            copy.deepcopy(t.schema) for t in self.mcp_tools.values()
         ]
 
     async def call(self, call: ToolCall) -> ToolResult:
@@ -136,9 +210,8 @@ class Toolbox:
             fault = self.injector.draw(target.server)
             if fault:
                 return fault.message, True, fault.name
-            outcome = await self.connections[target.server].call_tool(
-                target.name, arguments, timeout_s=self.env.tool_timeout_s
-            )
+            connection = await self.servers[target.server].connection()
+            outcome = await connection.call_tool(target.name, arguments, timeout_s=self.env.tool_timeout_s)
             text = outcome.text or (json.dumps(outcome.structured) if outcome.structured is not None else "")
             return text or "(no output)", outcome.is_error, None
         close = difflib.get_close_matches(name, self.names(), n=3)

@@ -59,6 +59,8 @@ class DockerSandbox:
         self.rollout_id = rollout_id
         self.agent_uid = agent_uid
         self.sealed = False  # set by seal(): the agent's episode is over
+        # What the sandbox was made from: sandboxes of one image offer the same MCP tools (harness.toolbox).
+        self.image_id: str | None = container.attrs.get("Image")
         self._api = client().api
 
     # -- life cycle -------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -205,3 +206,34 @@ async def test_schemas_come_from_signatures_and_docstrings(box_sandbox):
     assert edit["parameters"]["required"] == ["path", "old_string", "new_string"]
     assert "exact" in edit["parameters"]["properties"]["old_string"]["description"]
     assert edit["description"].startswith("Replace an exact piece of text")
+
+
+def db_server_processes(sandbox, *, settle_s: float = 0) -> int:
+    """How many db servers run in the sandbox (waiting up to `settle_s` for a closed one to exit)."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        count = int(sandbox.exec("pgrep -fc 'mcp_wrappers[.]postgres' || true").output.strip() or 0)
+        if count == 0 or time.monotonic() > deadline:
+            return count
+        time.sleep(0.1)
+
+
+async def test_a_known_image_offers_its_tools_at_once_and_starts_a_server_at_its_first_call(
+    box_sandbox, monkeypatch
+):
+    monkeypatch.setattr("gym.harness.toolbox._LISTED", {})  # as a fresh process
+    task = make_task().model_copy(update={"apps": ["postgres"]})
+    async with Toolbox.open(box_sandbox, task, HarnessConfig()) as first:
+        assert db_server_processes(box_sandbox) == 1  # the image is new: started to list its tools
+        offered = first.schemas()
+    assert db_server_processes(box_sandbox, settle_s=10) == 0
+    async with Toolbox.open(box_sandbox, task, HarnessConfig()) as second:
+        assert second.schemas() == offered and "db.query" in second.names()
+        assert db_server_processes(box_sandbox) == 0  # known: nothing started yet
+        second.schemas()[-1]["function"]["name"] = "changed"  # a caller's copy, not the shared list
+        result = await call(second, "db.query", sql="SELECT 41 + 1 AS answer")
+        assert not result.is_error and "42" in result.output
+        assert db_server_processes(box_sandbox) == 1
+    assert db_server_processes(box_sandbox, settle_s=10) == 0
+    async with Toolbox.open(box_sandbox, task, HarnessConfig()) as third:
+        assert third.schemas() == offered

@@ -178,13 +178,15 @@ def test_tasks_list_counts_distinct_instances_per_family_level():
     from typer.testing import CliRunner
 
     from gym.cli import app
-    from gym.families import instance_counts
+    from gym.families import COUNT_SEEDS, instance_counts
 
     counts = instance_counts(ACME)
     result = CliRunner().invoke(app, ["tasks", "list", str(ACME)])
     assert result.exit_code == 0, result.output
     total = sum(sum(levels.values()) for levels in counts.values())
-    assert f"{len(counts)} families, {total} distinct instances over seeds 0-199" in result.output
+    assert (
+        f"{len(counts)} families, {total} distinct instances over seeds 0-{COUNT_SEEDS - 1}" in result.output
+    )
     assert 0 < counts["invoice-status"][0] <= 136  # at most one instance per invoice
 
 

@@ -58,7 +58,7 @@ def generate(world, rng, level: int) -> Instance:
         verdict = (
             rf"(?i:\b(yes|overdue|late)\b[^\n]{{0,40}}{count_regex(days, 'days?')}|{count_regex(days, 'days?')}[^\n]{{0,20}}(overdue|late))"
             if late
-            else r"(?i:\bnot (yet )?(overdue|late|due)\b|\bno\b)"
+            else r"(?i:\bnot (yet )?(overdue|late|due)\b|^\W*no\b)"  # "no" as the answer, not "no idea"
         )
         wrong = (
             r"(?i:\bnot (yet )?(overdue|late)\b)" if late else r"(?i:\bis overdue\b|\bdays? (overdue|late)\b)"
