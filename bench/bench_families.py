@@ -12,6 +12,7 @@ sample). Validating all takes hours on 2 cores, so each result is appended to
 bench/results/validate-families.jsonl as it lands, with the commit it ran on; the journal is
 committed, and rerunning the same command goes on where it stopped, in this session or a
 later one (results of a changed instance are not reused: the key is its digest).
+families.json is rewritten after every round, so a stopped run leaves a true report.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ def main() -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
+    report(result, chosen, journal, args)
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start : start + CHUNK]
         tasks = [materialize(found[name], level, seed) for name, level, _, seed in chunk]
@@ -93,28 +95,42 @@ def main() -> None:
         reports = asyncio.run(validate_tasks(tasks, opts))
         per_instance = (time.perf_counter() - t) / len(chunk)
         with JOURNAL.open("a") as out:
-            for (name, level, digest, seed), report in zip(chunk, reports, strict=True):
-                entry = {"digest": digest, "instance": f"{name}-l{level}-s{seed}", "ok": report.ok}
+            for (name, level, digest, seed), checked in zip(chunk, reports, strict=True):
+                entry = {"digest": digest, "instance": f"{name}-l{level}-s{seed}", "ok": checked.ok}
                 entry |= {"commit": commit}
-                entry |= {"problems": report.problems, "seconds": round(per_instance, 2)}
+                entry |= {"problems": checked.problems, "seconds": round(per_instance, 2)}
                 out.write(json.dumps(entry) + "\n")
                 journal[digest] = entry
-        done = sum(e[2] in journal for e in chosen)
-        print(
-            f"validated {done}/{len(chosen)}: {sum(not r.ok for r in reports)} invalid in this round",
-            flush=True,
-        )
-    entries = [journal[d] for _, _, d, _ in chosen]
+        report(result, chosen, journal, args)  # a stopped run leaves a true report of what it did
+
+
+def report(result: dict, chosen: list, journal: dict[str, dict], args: argparse.Namespace) -> None:
+    """Write families.json from the journal's results for the chosen instances, done so far."""
+    entries = [journal[d] for _, _, d, _ in chosen if d in journal]
     seconds = sum(e["seconds"] for e in entries)
+    by_commit: dict[str, list[dict]] = {}
+    for entry in entries:
+        by_commit.setdefault(entry.get("commit", "?"), []).append(entry)
     result["validated"] = {
         "instances": len(entries),
-        "of": "all" if args.validate == "all" else f"a seeded sample of {len(chosen)}",
+        "of": f"all {len(chosen)}" if args.validate == "all" else f"a seeded sample of {len(chosen)}",
+        "remaining": len(chosen) - len(entries),
         "valid": sum(e["ok"] for e in entries),
         "invalid": {e["instance"]: e["problems"] for e in entries if not e["ok"]},
         "concurrency": args.concurrency,
         "seconds": round(seconds, 1),
         "instances_per_minute": round(len(entries) / seconds * 60, 2) if seconds else None,
+        # The code changed between sessions of a long run: how fast each commit validated.
+        "by_commit": {
+            commit: {
+                "instances": len(group),
+                "instances_per_minute": round(len(group) / sum(e["seconds"] for e in group) * 60, 2),
+            }
+            for commit, group in by_commit.items()
+        },
     }
+    invalid = len(entries) - result["validated"]["valid"]
+    print(f"validated {len(entries)}/{len(chosen)}, {invalid} invalid", flush=True)
     write("families", result)
 
 
