@@ -38,23 +38,28 @@ JOURNAL = ROOT / "bench" / "results" / "validate-families.jsonl"
 CHUNK = 8  # instances validated per round: a crash loses at most this much work
 
 
-def _journal() -> dict[str, dict]:
+def _journal() -> list[dict]:
+    """Every result in the order it landed (an instance rechecked has several)."""
     if not JOURNAL.is_file():
-        return {}
-    done = {}
+        return []
+    entries = []
     for line in JOURNAL.read_text().splitlines():
         try:
             entry = json.loads(line)
-            done[entry["digest"]] = entry
-        except (ValueError, KeyError):
+        except ValueError:
             continue  # a line cut by a crash
-    return done
+        if isinstance(entry, dict) and "digest" in entry:
+            entries.append(entry)
+    return entries
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--validate", default="24", help="'all', or how many distinct instances to sample")
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument(
+        "--recheck-invalid", action="store_true", help="validate again the instances last found invalid"
+    )
     args = parser.parse_args()
     found = families(ACME)
     started = time.perf_counter()
@@ -77,8 +82,14 @@ def main() -> None:
     }
     size = len(pool) if args.validate == "all" else min(int(args.validate), len(pool))
     chosen = random.Random(7).sample(pool, size)
-    journal = _journal()
-    todo = [entry for entry in chosen if entry[2] not in journal]
+    history = _journal()
+    journal = {entry["digest"]: entry for entry in history}  # the latest result of each instance
+    flaky = {e["digest"] for e in history if not e["ok"]}  # invalid once; rechecked valid = a flake
+    todo = [
+        entry
+        for entry in chosen
+        if entry[2] not in journal or (args.recheck_invalid and not journal[entry[2]]["ok"])
+    ]
     print(
         f"{len(pool)} distinct instances; validating {len(chosen)} ({len(chosen) - len(todo)} already done)"
     )
@@ -87,7 +98,7 @@ def main() -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
-    report(result, chosen, journal, args)
+    report(result, chosen, journal, flaky, args)
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start : start + CHUNK]
         tasks = [materialize(found[name], level, seed) for name, level, _, seed in chunk]
@@ -101,11 +112,13 @@ def main() -> None:
                 entry |= {"problems": checked.problems, "seconds": round(per_instance, 2)}
                 out.write(json.dumps(entry) + "\n")
                 journal[digest] = entry
-        report(result, chosen, journal, args)  # a stopped run leaves a true report of what it did
+        report(result, chosen, journal, flaky, args)  # a stopped run leaves a true report of what it did
 
 
-def report(result: dict, chosen: list, journal: dict[str, dict], args: argparse.Namespace) -> None:
-    """Write families.json from the journal's results for the chosen instances, done so far."""
+def report(
+    result: dict, chosen: list, journal: dict[str, dict], flaky: set[str], args: argparse.Namespace
+) -> None:
+    """Write families.json from the journal's latest results for the chosen instances, done so far."""
     entries = [journal[d] for _, _, d, _ in chosen if d in journal]
     seconds = sum(e["seconds"] for e in entries)
     by_commit: dict[str, list[dict]] = {}
@@ -117,6 +130,8 @@ def report(result: dict, chosen: list, journal: dict[str, dict], args: argparse.
         "remaining": len(chosen) - len(entries),
         "valid": sum(e["ok"] for e in entries),
         "invalid": {e["instance"]: e["problems"] for e in entries if not e["ok"]},
+        # Invalid once, valid when checked again with the same content (--recheck-invalid): flaky runs.
+        "valid_on_recheck": sorted(e["instance"] for e in entries if e["ok"] and e["digest"] in flaky),
         "concurrency": args.concurrency,
         "seconds": round(seconds, 1),
         "instances_per_minute": round(len(entries) / seconds * 60, 2) if seconds else None,

@@ -221,7 +221,10 @@ def read_changes(
         raise ProbeError(f"read-state in {sandbox.id[:12]} failed ({reason})")
     parts = result.output.split(SEPARATOR + "\n")
     if len(parts) != 4 or not parts[0].strip().isdigit():
-        raise ProbeError(f"read-state in {sandbox.id[:12]} printed an unexpected layout")
+        raise ProbeError(
+            f"read-state in {sandbox.id[:12]} printed an unexpected layout "
+            f"({len(parts)} parts, starting {result.output[:160]!r})"
+        )
     before = _json_object(parts[1], "the baseline workspace listing")
     after = _json_object(parts[2], "the final workspace listing")
     changes = Changes(files=file_changes(before, after), sources=("files",))
