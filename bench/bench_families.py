@@ -85,13 +85,11 @@ def main() -> None:
     history = _journal()
     journal = {entry["digest"]: entry for entry in history}  # the latest result of each instance
     flaky = {e["digest"] for e in history if not e["ok"]}  # invalid once; rechecked valid = a flake
-    todo = [
-        entry
-        for entry in chosen
-        if entry[2] not in journal or (args.recheck_invalid and not journal[entry[2]]["ok"])
-    ]
+    recheck = [e for e in chosen if args.recheck_invalid and e[2] in journal and not journal[e[2]]["ok"]]
+    todo = recheck + [e for e in chosen if e[2] not in journal]  # rechecks first: they are few
+    done = len(chosen) - len(todo) + len(recheck)
     print(
-        f"{len(pool)} distinct instances; validating {len(chosen)} ({len(chosen) - len(todo)} already done)"
+        f"{len(pool)} distinct instances; validating {len(chosen)} ({done} done, {len(recheck)} to recheck)"
     )
     JOURNAL.parent.mkdir(parents=True, exist_ok=True)
     opts = ValidateOptions(concurrency=args.concurrency)
