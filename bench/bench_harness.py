@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import summary, write
 from core.trajectory import ToolCall
-from gym.harness import HarnessConfig, run_episode
+from gym.harness import HarnessConfig, run_episode, toolbox
 from gym.harness.toolbox import Toolbox
 from gym.policies import make_policy
 from gym.sandbox import DockerSandbox
@@ -90,9 +90,15 @@ async def tool_latencies(sandbox: DockerSandbox, n: int) -> dict[str, dict[str, 
     }
 
 
-async def episode_overhead(sandbox: DockerSandbox, n: int, servers: dict[str, list[str]]) -> dict[str, float]:
+async def episode_overhead(
+    sandbox: DockerSandbox, n: int, servers: dict[str, list[str]], *, known_image: bool = True
+) -> dict[str, float]:
+    """A null-policy episode's seconds. On a known image a server starts at its first call (null makes none);
+    `known_image=False` forgets the tool lists first, as the first episode of a process on an image."""
     samples = []
     for _ in range(n):
+        if not known_image:
+            toolbox._LISTED.clear()
         trajectory = await run_episode(
             sandbox, TASK, WORLD, make_policy("null"), HarnessConfig(mcp_servers=servers)
         )
@@ -105,12 +111,18 @@ async def main(n: int) -> None:
     with DockerSandbox.start(run_id="bench-harness") as sandbox:
         tools = await tool_latencies(sandbox, n)
         no_servers = await episode_overhead(sandbox, max(3, n // 4), {})
-        one_server = await episode_overhead(sandbox, max(3, n // 4), {"demo": ["python3", "-c", DEMO]})
+        demo = {"demo": ["python3", "-c", DEMO]}
+        new_image = await episode_overhead(sandbox, max(3, n // 4), demo, known_image=False)
+        known_image = await episode_overhead(sandbox, max(3, n // 4), demo)
     write(
         "harness",
         {
             "tool_call_seconds": tools,
-            "episode_overhead_seconds": {"no_mcp_servers": no_servers, "one_mcp_server": one_server},
+            "episode_overhead_seconds": {
+                "no_mcp_servers": no_servers,
+                "one_mcp_server_new_image": new_image,  # started to list its tools
+                "one_mcp_server_known_image": known_image,  # tools known: it would start at a first call
+            },
             "note": "seconds per call, host to container and back; episode overhead = run_episode with the null policy",
         },
     )
