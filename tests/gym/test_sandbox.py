@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,21 @@ def test_a_command_past_its_timeout_is_killed_and_reported(sandbox):
     assert "started" in result.output and "never" not in result.output
     # The killed command's children are gone too: nothing is left sleeping.
     assert "sleep 30" not in sandbox.exec("ps -eo args", user="root").output
+
+
+@pytest.mark.docker
+def test_exec_keeps_output_written_before_the_client_read_the_response(sandbox, monkeypatch):
+    """A busy client reads the exec's HTTP response late; the output is already buffered behind the headers."""
+    whole = sandbox.exec("cat /etc/services").output
+    begin = http.client.HTTPResponse.begin
+
+    def late_begin(response):
+        time.sleep(0.3)  # by now the command has written everything
+        return begin(response)
+
+    monkeypatch.setattr(http.client.HTTPResponse, "begin", late_begin)
+    again = sandbox.exec("cat /etc/services")
+    assert again.ok and len(whole) > 10_000 and again.output == whole  # docker-py's own read lost 8 KB
 
 
 @pytest.mark.docker
