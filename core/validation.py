@@ -32,7 +32,9 @@ def describe_validation_error(
     parts = []
     for error in errors[:most]:
         path = [str(part) for part in error["loc"]]
-        location = ".".join(p for p in (where, ".".join(path)) if p) or "(top level)"
+        # A key such as "\n" is shown quoted, so the message stays one readable line.
+        shown = ".".join(p if p.isprintable() and p.strip() else repr(p) for p in path)
+        location = ".".join(p for p in (where, shown) if p) or "(top level)"
         parts.append(f"{location}: {_message(error, model, path)}")
     rest = exc.error_count() - len(parts)
     return "; ".join(parts) + (f" (+{rest} more)" if rest > 0 else "")

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.errors import TaskError
@@ -67,6 +67,7 @@ def _same(given_value, loaded) -> bool:
 
 @FUZZ
 @given(task_fields)
+@example({"id": "t", "title": "0", "world": "w", "limits": {"\n": None}})  # a key that is a line break
 def test_a_task_file_loads_exactly_or_fails_with_one_line(fields):
     text = yaml.safe_dump(fields, allow_unicode=True)
     try:
