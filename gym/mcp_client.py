@@ -20,7 +20,7 @@ from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
 from core.errors import SandboxError
-from gym.sandbox.base import Sandbox
+from gym.sandbox.base import Sandbox, StdioStream
 from mcp_wrappers import PYTHON
 
 # Entry points of the in-container servers (see mcp_wrappers/).
@@ -34,10 +34,8 @@ MAX_MESSAGE_BYTES = 64 << 20
 
 
 @contextlib.asynccontextmanager
-async def docker_stdio_transport(
-    sandbox: Sandbox, cmd: list[str], *, env: dict[str, str] | None = None
-) -> AsyncIterator[tuple[Any, Any]]:
-    stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(cmd, env=env))
+async def docker_stdio_transport(stdio: StdioStream) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's two message streams over a process's stdio in the sandbox (closed on exit)."""
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](16)
 
@@ -112,10 +110,10 @@ class McpServerConnection:
         self.session: ClientSession | None = None
 
     async def __aenter__(self) -> McpServerConnection:
+        stdio = None
         try:
-            streams = await self._stack.enter_async_context(
-                docker_stdio_transport(self.sandbox, self.cmd, env=self.env)
-            )
+            stdio = await anyio.to_thread.run_sync(lambda: self.sandbox.open_stdio(self.cmd, env=self.env))
+            streams = await self._stack.enter_async_context(docker_stdio_transport(stdio))
             self.session = await self._stack.enter_async_context(
                 ClientSession(*streams, read_timeout_seconds=self.timeout_s)
             )
@@ -124,8 +122,10 @@ class McpServerConnection:
         except BaseException as exc:
             await self._stack.aclose()
             if isinstance(exc, Exception) and not isinstance(exc, SandboxError):
+                said = getattr(stdio, "stderr_tail", b"").decode(errors="replace").strip()[-300:]
                 raise SandboxError(
                     f"MCP server '{self.name}' ({' '.join(self.cmd)}) did not start: {exc}"
+                    + (f"; it wrote: {said}" if said else "")
                 ) from None
             raise
         return self

@@ -237,3 +237,16 @@ async def test_a_known_image_offers_its_tools_at_once_and_starts_a_server_at_its
     assert db_server_processes(box_sandbox, settle_s=10) == 0
     async with Toolbox.open(box_sandbox, task, HarnessConfig()) as third:
         assert third.schemas() == offered
+
+
+async def test_a_server_that_dies_at_start_is_one_line_with_what_it_wrote(box_sandbox):
+    from core.errors import SandboxError
+    from gym.mcp_client import McpServerConnection
+
+    crashing = ["sh", "-c", "echo 'ModuleNotFoundError: no module named chatx' >&2; exit 1"]
+    with pytest.raises(SandboxError) as caught:
+        async with McpServerConnection(box_sandbox, "chat", crashing, timeout_s=20):
+            pass
+    message = str(caught.value)
+    assert "did not start" in message and "it wrote: ModuleNotFoundError: no module named chatx" in message
+    assert "\n" not in message
