@@ -105,9 +105,14 @@ def main() -> None:
         per_instance = (time.perf_counter() - t) / len(chunk)
         with JOURNAL.open("a") as out:
             for (name, level, digest, seed), checked in zip(chunk, reports, strict=True):
-                entry = {"digest": digest, "instance": f"{name}-l{level}-s{seed}", "ok": checked.ok}
-                entry |= {"commit": commit}
-                entry |= {"problems": checked.problems, "seconds": round(per_instance, 2)}
+                entry = {
+                    "digest": digest,
+                    "instance": f"{name}-l{level}-s{seed}",
+                    "ok": checked.ok,
+                    "commit": commit,
+                    "problems": checked.problems,
+                    "seconds": round(per_instance, 2),
+                }
                 out.write(json.dumps(entry) + "\n")
                 journal[digest] = entry
         report(result, chosen, journal, flaky, args)  # a stopped run leaves a true report of what it did

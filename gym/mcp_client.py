@@ -20,7 +20,7 @@ from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
 from core.errors import SandboxError
-from gym.sandbox.base import Sandbox, StdioStream
+from gym.sandbox.base import Sandbox, StdioStream, stderr_said
 from mcp_wrappers import PYTHON
 
 # Entry points of the in-container servers (see mcp_wrappers/).
@@ -122,7 +122,7 @@ class McpServerConnection:
         except BaseException as exc:
             await self._stack.aclose()
             if isinstance(exc, Exception) and not isinstance(exc, SandboxError):
-                said = getattr(stdio, "stderr_tail", b"").decode(errors="replace").strip()[-300:]
+                said = stderr_said(stdio)
                 raise SandboxError(
                     f"MCP server '{self.name}' ({' '.join(self.cmd)}) did not start: {exc}"
                     + (f"; it wrote: {said}" if said else "")

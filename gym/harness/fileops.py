@@ -23,7 +23,7 @@ from core.errors import SandboxError
 from gym.harness import fileops_remote
 from gym.harness.shell import pump
 from gym.harness.tool import ToolError
-from gym.sandbox.base import Sandbox, StdioStream
+from gym.sandbox.base import Sandbox, StdioStream, stderr_said
 from mcp_wrappers import PYTHON
 
 REMOTE_SOURCE = Path(fileops_remote.__file__).read_text()
@@ -52,7 +52,7 @@ class FileOps:
             reply = await self._reply(time.monotonic() + timeout)
             if reply is None or reply.get("id") != request_id:
                 exited = self._stdio is not None and self._queue.empty() and self._ended
-                detail = getattr(self._stdio, "stderr_tail", b"").decode(errors="replace").strip()[-300:]
+                detail = stderr_said(self._stdio)
                 await self.close()
                 if exited:
                     raise ToolError(f"{op} failed: the file-tools process exited ({detail or 'no message'})")

@@ -30,6 +30,11 @@ class StdioStream(Protocol):
     def close(self) -> None: ...
 
 
+def stderr_said(stdio: StdioStream | None, most: int = 300) -> str:
+    """The end of what a stdio process wrote to stderr, for an error message ('' when nothing)."""
+    return getattr(stdio, "stderr_tail", b"").decode(errors="replace").strip()[-most:]
+
+
 class Sandbox(Protocol):
     id: str
 
