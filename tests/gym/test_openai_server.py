@@ -10,24 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import openai
 import pytest
 
 from gym.interop.openai_server import to_messages
 from gym.policies.hf import HFPolicy
+from tests.interop.serving import egym_server
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[2]
 WEATHER = {
     "type": "function",
     "function": {
@@ -46,31 +38,10 @@ ASK = [{"role": "user", "content": "What is the weather in Paris? Use the tool."
 @contextlib.contextmanager
 def model_server(model: str = "smollm2") -> Iterator[str]:
     """`egym models serve` on a free port: its /v1 base URL; stopped like Ctrl-C."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "gym.cli", "models", "serve", model, "--port", str(port)]
-    with tempfile.TemporaryFile("w+") as log:
-        server = subprocess.Popen(command, cwd=ROOT, stderr=log, text=True)
-        try:
-            url = f"http://127.0.0.1:{port}/v1"
-            deadline = time.monotonic() + 180
-            while True:
-                log.seek(0)
-                assert server.poll() is None, f"the server exited: {log.read()}"
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                        break
-                assert time.monotonic() < deadline, "the model server did not answer in 180 s"
-                time.sleep(0.5)
-            yield url
-        finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    with egym_server(
+        "models", "serve", model, health="/v1/models", ready_within=180, stop_within=30
+    ) as served:
+        yield served.url + "/v1"
 
 
 @pytest.fixture(scope="module")
