@@ -190,8 +190,8 @@ STEP_KEYS = (
 
 def _grpo_summary(out: Path) -> list[dict]:
     """Per step: rewards, zero-variance share and the time split, from the run's metrics.jsonl."""
-    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    return [{k: r[k] for k in STEP_KEYS if k in r} for r in rows if "reward_mean" in r]
+    rows = [step.model_dump() for step in read_metrics(out / "metrics.jsonl").steps]
+    return [{k: r[k] for k in STEP_KEYS if k in r} for r in rows if r["reward_mean"] is not None]
 
 
 def write_learning(grpo_dir: Path, stage: dict, results: dict, parts: dict, options: list[str]) -> None:
@@ -261,7 +261,7 @@ def main() -> None:
         "sft",
         [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={data}", f"output_dir={sft}"]
         + [f"epochs={args.epochs}", f"lr={args.lr}"],
-        then=lambda: {"final_loss": json.loads((sft / "metrics.jsonl").read_text().splitlines()[-1])["loss"]},
+        then=lambda: {"final_loss": read_metrics(sft / "metrics.jsonl").steps[-1].model_dump()["loss"]},
     )
     models = {} if args.skip_base else {"before_sft": "smollm2"}
     models["after_sft"] = str(sft / "model")

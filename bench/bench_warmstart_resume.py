@@ -15,7 +15,6 @@ update nothing. The toy-model version of this check runs in the suite
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import write  # noqa: E402
+from gym.dashboard.metrics import read_metrics  # noqa: E402
 
 WORK = ROOT / ".egym" / "bench-resume"
 EGYM = str(ROOT / ".venv" / "bin" / "egym")
@@ -64,9 +64,9 @@ def relative_difference(a: float | None, b: float | None) -> float | None:
 
 
 def metrics(out: Path) -> list[dict]:
+    """The run's steps in order (a line cut off by the kill is skipped, a resumed step's later line wins)."""
     path = out / "metrics.jsonl"
-    lines = path.read_text().splitlines() if path.is_file() else []
-    return [json.loads(line) for line in lines if line.endswith("}")]
+    return [step.model_dump() for step in read_metrics(path).steps] if path.is_file() else []
 
 
 def main() -> None:
