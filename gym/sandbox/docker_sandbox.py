@@ -238,8 +238,8 @@ class DockerSandbox:
         output = b"".join(kept).decode(errors="replace")
         return ExecResult(code if code is not None else -1, output, timed_out, seconds, truncated)
 
-    def _exec_output(self, exec_id: str) -> Iterator[bytes]:
-        """Start an exec and yield its output (stdout and stderr frames, in order) until it ends.
+    def _exec_attach(self, exec_id: str):
+        """Start an exec attached: (the HTTP response, a buffered reader of the exec's frames).
 
         docker-py's exec_start reads the raw socket under the HTTP response, so output that
         reached the socket before the response headers were read sits in the response's
@@ -254,7 +254,15 @@ class DockerSandbox:
         )
         try:
             self._api._raise_for_status(response)
-            reader = response.raw._fp.fp  # http.client's buffered reader over the upgraded socket
+        except BaseException:
+            response.close()
+            raise
+        return response, response.raw._fp.fp  # http.client's buffered reader over the upgraded socket
+
+    def _exec_output(self, exec_id: str) -> Iterator[bytes]:
+        """Start an exec and yield its output (stdout and stderr frames, in order) until it ends."""
+        response, reader = self._exec_attach(exec_id)
+        try:
             while len(header := reader.read(8)) == 8:  # stream type, 3 zero bytes, payload size
                 size = int.from_bytes(header[4:], "big")
                 if size:
@@ -269,13 +277,13 @@ class DockerSandbox:
         try:
             exec_id = self._api.exec_create(
                 self.id, argv, user=user, workdir=cwd, environment=env, stdin=True, stdout=True, stderr=True
-            )
-            sock = self._api.exec_start(exec_id, socket=True)
+            )["Id"]
+            response, reader = self._exec_attach(exec_id)
         except docker.errors.APIError as exc:
             raise SandboxError(
                 f"could not start {shlex.join(cmd)} in {self.id[:12]}: {exc.explanation or exc}"
             ) from None
-        return DockerStdio(sock)
+        return DockerStdio(reader, response)
 
     # -- files ---------------------------------------------------------------
 

@@ -9,6 +9,7 @@ messages (an MCP server's traceback, say).
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
 import struct
 import threading
@@ -17,9 +18,13 @@ STDOUT, STDERR = 1, 2
 
 
 class DockerStdio:
-    def __init__(self, sock):
-        # docker-py returns a SocketIO wrapper for unix sockets; we need the socket itself.
-        self._sock: socket.socket = getattr(sock, "_sock", sock)
+    """Reads go through the exec response's buffered reader (it may already hold the first
+    frames), writes straight to the socket under it."""
+
+    def __init__(self, reader: io.BufferedReader, response):
+        self._reader = reader
+        self._response = response  # held: the reader and its socket are closed when it is collected
+        self._sock: socket.socket = reader.raw._sock  # the SocketIO's socket
         self._sock.settimeout(None)
         self._pending = b""
         self._closed = False
@@ -31,14 +36,8 @@ class DockerStdio:
             self._sock.sendall(data)
 
     def _recv_exact(self, n: int) -> bytes:
-        chunks, remaining = [], n
-        while remaining:
-            chunk = self._sock.recv(remaining)
-            if not chunk:
-                return b""
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        data = self._reader.read(n)  # a buffered read returns n bytes, or fewer only at EOF
+        return data if len(data) == n else b""
 
     def read(self, max_bytes: int = 65536) -> bytes:
         while not self._pending:
@@ -65,4 +64,4 @@ class DockerStdio:
         self._closed = True
         self.close_stdin()
         with contextlib.suppress(OSError):
-            self._sock.close()
+            self._sock.close()  # the response (and its reader) go with this object, as in docker-py

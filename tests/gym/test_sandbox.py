@@ -166,6 +166,29 @@ def test_open_stdio_is_a_bidirectional_stream(sandbox):
 
 
 @pytest.mark.docker
+@pytest.mark.timeout(60)  # with the greeting lost, the first read would wait for ever
+def test_open_stdio_keeps_what_the_process_wrote_before_the_client_read_the_response(sandbox, monkeypatch):
+    """A process that speaks first (or dies at start with a traceback) is heard on a busy client too."""
+    begin = http.client.HTTPResponse.begin
+
+    def late_begin(response):
+        time.sleep(0.3)  # by now the process has written its greeting and its stderr line
+        return begin(response)
+
+    monkeypatch.setattr(http.client.HTTPResponse, "begin", late_begin)
+    script = "import sys\nprint('ready', flush=True)\nprint('started', file=sys.stderr, flush=True)\n"
+    script += "for line in sys.stdin: print(line.strip().upper(), flush=True)"
+    stream = sandbox.open_stdio(["python3", "-u", "-c", script])
+    try:
+        assert read_line(stream) == b"ready\n"  # docker-py's socket read lost it
+        stream.write(b"hello\n")
+        assert read_line(stream) == b"HELLO\n"
+        assert stream.stderr_tail == b"started\n"  # its frame came between the two lines
+    finally:
+        stream.close()
+
+
+@pytest.mark.docker
 def test_overlay_applies_sql_and_workspace(docker_image, tmp_path):
     (tmp_path / "data.sql").write_text(
         "create table customers(name text); insert into customers values ('Ada');"
