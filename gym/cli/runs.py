@@ -204,10 +204,8 @@ def batch(
     run: str | None = typer.Option(
         None, "--run", help="Run name (default: derived from the arguments, so reruns resume)."
     ),
-    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray."),
-    address: str | None = typer.Option(
-        None, "--address", help="Ray cluster address (default: start Ray locally)."
-    ),
+    executor: str = EXECUTOR,
+    address: str | None = ADDRESS,
     retry_failed: bool = typer.Option(
         True, "--retry-failed/--no-retry-failed", help="On resume, rerun failed rollouts."
     ),
