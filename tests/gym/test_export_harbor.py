@@ -156,7 +156,9 @@ def test_harbor_lint_passes_but_for_the_shared_verifier(exported):
     """Harbor's linter (its compose checks need the Compose v2 CLI, not a daemon)."""
     config_help = subprocess.run(["docker", "compose", "config", "--help"], capture_output=True, text=True)
     if "--no-env-resolution" not in config_help.stdout:  # make setup builds 2.40 (images/ensure-compose.sh)
-        pytest.fail("harbor lint needs Docker Compose 2.30+ (`config --no-env-resolution`): run `make compose`")
+        pytest.fail(
+            "harbor lint needs Docker Compose 2.30+ (`config --no-env-resolution`): run `make compose`"
+        )
     harbor = str(Path(side_venv("harbor", [HARBOR], python="3.12")).parent / "harbor")
     lint = subprocess.run(
         [harbor, "lint", "--ignore", "shared-verifier", *map(str, exported.values())],
