@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-steps 10]
         [--grpo KEY=VALUE ...] [--skip-base]  -> bench/results/warmstart.json, learning.json
+    .venv/bin/python bench/bench_warmstart.py --variant NAME --grpo KEY=VALUE ...
+        -> bench/results/learning-NAME.json: another GRPO run from the same SFT model, same evaluation
 
 Stages, each the user's own command run as a whole process and timed:
 1. data:  `egym sft-data` replays the oracle on the train-split level-0 instances of every
@@ -194,15 +196,17 @@ def _grpo_summary(out: Path) -> list[dict]:
     return [{k: r[k] for k in STEP_KEYS if k in r} for r in rows if r["reward_mean"] is not None]
 
 
-def write_learning(grpo_dir: Path, stage: dict, results: dict, parts: dict, options: list[str]) -> None:
-    """learning.json: the SFT model before GRPO against its last checkpoint on the same held-out
-    episodes, the per-step curve and time split, and the reward curve as an SVG."""
+def write_learning(
+    report: str, grpo_dir: Path, stage: dict, before: dict, after: dict, parts: dict, options: list[str]
+) -> None:
+    """learning[-VARIANT].json: the SFT model before GRPO against its last checkpoint on the same
+    held-out episodes, the per-step curve and time split, and the reward curve as an SVG."""
     metrics = read_metrics(grpo_dir / "metrics.jsonl")
-    curve = RESULTS / "learning-reward.svg"
+    curve = RESULTS / f"{report}-reward.svg"
     curve.write_text(svg.standalone(reward_chart(metrics)))
     steps = stage.get("metrics", [])
     write(
-        "learning",
+        report,
         {
             "model": "SmolLM2-135M-Instruct after the SFT warm start of warmstart.json, full fine-tune",
             "config": "trainer/configs/gym-cpu.yaml",
@@ -212,8 +216,8 @@ def write_learning(grpo_dir: Path, stage: dict, results: dict, parts: dict, opti
             "train_tasks": "level 0 of every train family, seeds 0-49, train split",
             "held_out": {part: len(ids) for part, ids in parts.items()},
             "eval_policy": "hf, temperature 0.7, seed 0, 256 new tokens per turn",
-            "before": results["after_sft"],
-            "after": results["after_sft_grpo"],
+            "before": before,
+            "after": after,
             "per_step": steps,
             "reward_curve": str(curve.relative_to(ROOT)),
         },
@@ -244,6 +248,12 @@ def main() -> None:
     parser.add_argument(
         "--skip-base", action="store_true", help="Do not evaluate the model before SFT (it takes longest)."
     )
+    parser.add_argument(
+        "--variant",
+        metavar="NAME",
+        help="Only a further GRPO run (with its own --grpo overrides) from the same SFT model, its own "
+        "folder and stages, reported in learning-NAME.json; warmstart.json is left as it is.",
+    )
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     stages = Stages(WORK / "stages.json")
@@ -263,13 +273,14 @@ def main() -> None:
         + [f"epochs={args.epochs}", f"lr={args.lr}"],
         then=lambda: {"final_loss": read_metrics(sft / "metrics.jsonl").steps[-1].model_dump()["loss"]},
     )
-    models = {} if args.skip_base else {"before_sft": "smollm2"}
+    models = {} if args.skip_base or args.variant else {"before_sft": "smollm2"}
     models["after_sft"] = str(sft / "model")
+    grpo_name = f"grpo-{args.variant}" if args.variant else "grpo"
     if args.grpo_steps:
-        grpo = WORK / "grpo"
+        grpo = WORK / grpo_name
         paths = ",".join(f"{ref}@{GRPO_SEEDS}" for ref in refs)
         stages.run(
-            "grpo",
+            grpo_name,
             [*EGYM, "train", "trainer/configs/gym-cpu.yaml", f"model.path={sft / 'model'}"]
             + ["model.lora.enabled=false", f"tasks.paths=[{paths}]", "tasks.include=['*-l0-*']"]
             + [f"steps={args.grpo_steps}", f"checkpoint.interval={args.grpo_steps}", f"output_dir={grpo}"]
@@ -277,8 +288,15 @@ def main() -> None:
             + args.grpo,
             then=lambda: {"steps": args.grpo_steps, "metrics": _grpo_summary(grpo)},
         )
-        models["after_sft_grpo"] = str(list_checkpoints(grpo / "checkpoints")[-1] / "model")
+        models[f"after_sft_{grpo_name}"] = str(list_checkpoints(grpo / "checkpoints")[-1] / "model")
     results = {name: evaluate(stages, name, model, parts, args.concurrency) for name, model in models.items()}
+    if args.grpo_steps:
+        report = f"learning-{args.variant}" if args.variant else "learning"
+        before, after = results["after_sft"], results[f"after_sft_{grpo_name}"]
+        options = GRPO_OPTIONS + args.grpo
+        write_learning(report, WORK / grpo_name, stages.done[grpo_name], before, after, parts, options)
+    if args.variant:
+        return
     manifest = json.loads((data / "manifest.json").read_text())
     write(
         "warmstart",
@@ -303,8 +321,6 @@ def main() -> None:
             "results": results,
         },
     )
-    if args.grpo_steps:
-        write_learning(WORK / "grpo", stages.done["grpo"], results, parts, GRPO_OPTIONS + args.grpo)
 
 
 if __name__ == "__main__":
