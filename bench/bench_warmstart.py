@@ -172,6 +172,30 @@ def evaluate(stages: Stages, name: str, model: str, parts: dict[str, list[str]],
     return {"seconds": timing["seconds"], "exit_code": timing["exit_code"], **scores()}
 
 
+def paired(before: str, after: str) -> dict:
+    """The two models on the same held-out episodes, episode by episode: how many each alone passed,
+    and the exact two-sided McNemar p-value (a sign test on those discordant episodes)."""
+    store = Store(str(WORK / "runs.db"))
+    passed = [
+        {r.task: bool(r.passed) for r in store.list_rollouts(f"warmstart-{name}") if r.status == "done"}
+        for name in (before, after)
+    ]
+    store.close()
+    common = passed[0].keys() & passed[1].keys()
+    gained = sum(passed[1][t] and not passed[0][t] for t in common)
+    lost = sum(passed[0][t] and not passed[1][t] for t in common)
+    n, k = gained + lost, min(gained, lost)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
+    both = sum(passed[0][t] and passed[1][t] for t in common)
+    return {
+        "episodes": len(common),
+        "both_passed": both,
+        "gained": gained,
+        "lost": lost,
+        "mcnemar_p": round(p, 4),
+    }
+
+
 STEP_KEYS = (
     "step",
     "reward_mean",
@@ -197,10 +221,18 @@ def _grpo_summary(out: Path) -> list[dict]:
 
 
 def write_learning(
-    report: str, grpo_dir: Path, stage: dict, before: dict, after: dict, parts: dict, options: list[str]
+    report: str,
+    grpo_dir: Path,
+    stage: dict,
+    before: dict,
+    after: dict,
+    parts: dict,
+    options: list[str],
+    paired_episodes: dict,
 ) -> None:
     """learning[-VARIANT].json: the SFT model before GRPO against its last checkpoint on the same
-    held-out episodes, the per-step curve and time split, and the reward curve as an SVG."""
+    held-out episodes (as totals and episode by episode), the per-step curve and time split, and the
+    reward curve as an SVG."""
     metrics = read_metrics(grpo_dir / "metrics.jsonl")
     curve = RESULTS / f"{report}-reward.svg"
     curve.write_text(svg.standalone(reward_chart(metrics)))
@@ -218,6 +250,7 @@ def write_learning(
             "eval_policy": "hf, temperature 0.7, seed 0, 256 new tokens per turn",
             "before": before,
             "after": after,
+            "paired": paired_episodes,
             "per_step": steps,
             "reward_curve": str(curve.relative_to(ROOT)),
         },
@@ -294,7 +327,16 @@ def main() -> None:
         report = f"learning-{args.variant}" if args.variant else "learning"
         before, after = results["after_sft"], results[f"after_sft_{grpo_name}"]
         options = GRPO_OPTIONS + args.grpo
-        write_learning(report, WORK / grpo_name, stages.done[grpo_name], before, after, parts, options)
+        write_learning(
+            report,
+            WORK / grpo_name,
+            stages.done[grpo_name],
+            before,
+            after,
+            parts,
+            options,
+            paired("after_sft", f"after_sft_{grpo_name}"),
+        )
     if args.variant:
         return
     manifest = json.loads((data / "manifest.json").read_text())
