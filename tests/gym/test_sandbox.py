@@ -28,6 +28,19 @@ def egym_containers(**labels: str) -> list:
     return client().containers.list(all=True, filters=filters)
 
 
+@pytest.fixture
+def late_headers(monkeypatch) -> None:
+    """The client reads each exec's HTTP response 0.3 s late, as a busy machine does: by then the
+    process has written its first output, which waits behind the headers."""
+    begin = http.client.HTTPResponse.begin
+
+    def late_begin(response):
+        time.sleep(0.3)
+        return begin(response)
+
+    monkeypatch.setattr(http.client.HTTPResponse, "begin", late_begin)
+
+
 @pytest.mark.docker
 def test_postgres_answers_inside_the_sandbox(sandbox):
     result = sandbox.exec("psql -Atc 'select 6 * 7'")
@@ -68,16 +81,10 @@ def test_a_command_past_its_timeout_is_killed_and_reported(sandbox):
 
 
 @pytest.mark.docker
-def test_exec_keeps_output_written_before_the_client_read_the_response(sandbox, monkeypatch):
+def test_exec_keeps_output_written_before_the_client_read_the_response(sandbox, request):
     """A busy client reads the exec's HTTP response late; the output is already buffered behind the headers."""
     whole = sandbox.exec("cat /etc/services").output
-    begin = http.client.HTTPResponse.begin
-
-    def late_begin(response):
-        time.sleep(0.3)  # by now the command has written everything
-        return begin(response)
-
-    monkeypatch.setattr(http.client.HTTPResponse, "begin", late_begin)
+    request.getfixturevalue("late_headers")  # from here on
     again = sandbox.exec("cat /etc/services")
     assert again.ok and len(whole) > 10_000 and again.output == whole  # docker-py's own read lost 8 KB
 
@@ -167,15 +174,8 @@ def test_open_stdio_is_a_bidirectional_stream(sandbox):
 
 @pytest.mark.docker
 @pytest.mark.timeout(60)  # with the greeting lost, the first read would wait for ever
-def test_open_stdio_keeps_what_the_process_wrote_before_the_client_read_the_response(sandbox, monkeypatch):
+def test_open_stdio_keeps_what_the_process_wrote_before_the_client_read_the_response(sandbox, late_headers):
     """A process that speaks first (or dies at start with a traceback) is heard on a busy client too."""
-    begin = http.client.HTTPResponse.begin
-
-    def late_begin(response):
-        time.sleep(0.3)  # by now the process has written its greeting and its stderr line
-        return begin(response)
-
-    monkeypatch.setattr(http.client.HTTPResponse, "begin", late_begin)
     script = "import sys\nprint('ready', flush=True)\nprint('started', file=sys.stderr, flush=True)\n"
     script += "for line in sys.stdin: print(line.strip().upper(), flush=True)"
     stream = sandbox.open_stdio(["python3", "-u", "-c", script])
