@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import RubricError
+from core.files import write_text_atomic
 from grader.errors import StateError
 from grader.probe import Probe
 from grader.rubric import Rubric
@@ -69,9 +70,7 @@ def initial_rows(
         cache.mkdir(parents=True, exist_ok=True)
         for query in missing:
             path = cache / f"{_key(digest, query)}.json"
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(found[query], default=str))
-            tmp.replace(path)
+            write_text_atomic(path, json.dumps(found[query], default=str))
     return found
 
 

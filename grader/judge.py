@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import JudgeError
+from core.files import write_text_atomic
 from grader.grade import Verdict
 from grader.rubric import JudgeItem, Panel, Scale
 
@@ -366,9 +367,7 @@ class Judge:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(value))
-            tmp.replace(path)
+            write_text_atomic(path, json.dumps(value))
         except OSError:
             pass  # a read-only cache only costs money, never correctness
 
