@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Rule = Literal["majority", "mean"]
 
@@ -176,7 +176,10 @@ class AllowedChange(_Strict):
     table: str | None = Field(None, description="A database table.")
     files: str | None = Field(None, description="A glob under /workspace, e.g. `reports/*`.")
     posts: str | None = Field(None, description="Chat posts in this channel, or `*` for any.")
-    may: list[Literal["change", "delete"]] = Field(default_factory=lambda: ["change"])
+    may: list[Literal["add", "change", "delete"]] = Field(
+        default_factory=lambda: ["change"],
+        description="add: new rows in the table, new posts in the channel; change; delete.",
+    )
     columns: list[str] | None = Field(None, description="For a table: only these columns may change.")
     at_most: int | None = Field(
         None, ge=0, description="At most this many rows/files/posts; the rest is damage."
@@ -187,9 +190,91 @@ class Damage(_Strict):
     """The damage section (grader.damage): its penalty and the changes the task allows."""
 
     points: int | None = Field(
-        None, ge=0, le=1000, description="Penalty per kind of damage; default a tenth of the points; 0: off."
+        None, ge=0, le=1000, description="Penalty per damaged unit; default a tenth of the points; 0: off."
+    )
+    cap: int | None = Field(
+        None, ge=1, le=100_000, description="The most each kind of damage costs; default the rubric's points."
     )
     allow: list[AllowedChange] = Field(default_factory=list)
+
+
+class LexiconEntry(_Strict):
+    """A lexicon value with its own pattern (a verdict written several ways, a name with a nickname)."""
+
+    value: str = Field(description="The value this entry stands for.")
+    regex: str = Field(description="How it is written (matched on text with accents stripped).")
+
+
+ClaimSource = Literal["values", "regex", "email", "date", "duration", "count", "amount"]
+
+
+class ClaimKind(_Strict):
+    """A kind of value the agent asserts (grader.claims): how it is written and compared.
+
+    Exactly one of `extract`, `values`, `values_query`, `regex`.
+    """
+
+    extract: Literal["amount", "count", "date", "duration", "email"] | None = Field(
+        None, description="A built-in extractor (grader.claims.extract)."
+    )
+    values: list[str | LexiconEntry] | None = Field(
+        None, description="A closed lexicon: every value of the kind (names, statuses, codes)."
+    )
+    values_query: str | None = Field(
+        None, description="The lexicon as SQL over the untouched initial state (first column)."
+    )
+    regex: str | None = Field(None, description="Every match (its `value` group if any) is a value.")
+    normalize: Literal["text", "number"] = Field(
+        "text", description="For `regex`: compare as text or number."
+    )
+    noun: str | None = Field(None, description="For `count`: what is counted, a regex ('open tickets?').")
+    case_sensitive: bool = Field(
+        False, description="Codes that are also words (IT, DE) match in capitals only."
+    )
+    tolerance: float = Field(
+        0.0, ge=0, description="Amounts and durations: how far a value may be from the expected one."
+    )
+    allow: list[str | int | float] = Field(
+        default_factory=list, description="Values never charged (besides those the prompt holds)."
+    )
+    charge: float | None = Field(
+        None, gt=0, description="Points per wrong value; default: the mean points of the kind's items."
+    )
+    cap: float | None = Field(
+        None, gt=0, description="The most the kind's wrong values cost; default: the points of its items."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ClaimKind:
+        given = [n for n in ("extract", "values", "values_query", "regex") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one of extract, values, values_query, regex (got {given or 'none'})"
+            )
+        if (self.extract == "count") != (self.noun is not None):
+            raise ValueError("`noun` goes with `extract: count`, and a count needs its noun")
+        return self
+
+    @property
+    def source(self) -> ClaimSource:
+        if self.extract is not None:
+            return self.extract
+        return "regex" if self.regex is not None else "values"
+
+    def entries(self) -> list[LexiconEntry]:
+        """The lexicon as entries (a plain value's pattern is the value as a whole word)."""
+        return [
+            e if isinstance(e, LexiconEntry) else LexiconEntry(value=e, regex="") for e in self.values or []
+        ]
+
+
+class Claims(_Strict):
+    """What the agent asserts, read from everything it wrote, and the kinds of value items ask for."""
+
+    author: str | None = Field(
+        None, description="The agent's chat username; default: every post added during the episode."
+    )
+    kinds: dict[str, ClaimKind] = Field(default_factory=dict)
 
 
 class Rubric(_Strict):
@@ -202,6 +287,7 @@ class Rubric(_Strict):
     judge: Panel | None = Field(None, description="Default panel for judge items without their own.")
     limits: GradeLimits = Field(default_factory=GradeLimits)
     damage: Damage = Field(default_factory=Damage)
+    claims: Claims = Field(default_factory=Claims)
     items: list[Item]
     path: Path | None = Field(None, exclude=True, description="File the rubric was loaded from.")
     hash: str = Field("", exclude=True, description="sha256 of the file's bytes (first 16 hex digits).")
@@ -214,4 +300,4 @@ class Rubric(_Strict):
         """SQL the expansion needs answered against the initial state."""
         return [
             item.foreach.initial_query for item in self.items if item.foreach and item.foreach.initial_query
-        ]
+        ] + [kind.values_query for kind in self.claims.kinds.values() if kind.values_query]

@@ -1,10 +1,11 @@
 """grade(rubric, probe, trajectory) -> Grade: run every item, never crash, say what could not be judged.
 
 Order: expand the rubric; prefetch every document the items read (one LibreOffice
-run); run python checks one after another (they share the probe's caches) and
-render judge evidence, in a worker thread; then ask the judge about all judge
-items concurrently; last, the damage section (grader.damage) from what the
-episode changed. A check that raises is `error` (StateError: `fail`), a judge
+run); read what the agent asserted (grader.claims); run python checks one after
+another (they share the probe's caches) and render judge evidence, in a worker
+thread; then ask the judge about all judge items concurrently; last, the claims
+section (wrong values charged) and the damage section (grader.damage) from what
+the episode changed. A check that raises is `error` (StateError: `fail`), a judge
 call that fails after retries is `error`, and either makes the grade incomplete.
 
 Grading is bounded (rubric `limits`): each check runs under its own time limit
@@ -24,6 +25,10 @@ from typing import Any
 from core.trajectory import Trajectory
 from grader.checks import documents_read, queries_read, resolve
 from grader.checks.base import CheckContext, CheckResult
+from grader.claims import CHECK as CLAIM_CHECK
+from grader.claims import Statements, claims_items
+from grader.claims import build as build_statements
+from grader.claims import resolved as resolved_claims
 from grader.damage import damage_items, error_items
 from grader.errors import ProbeError, StateError
 from grader.evidence import render
@@ -33,7 +38,7 @@ from grader.initial_state import InitialState
 from grader.initial_state import initial_rows as resolve_initial_rows
 from grader.judge import Judge, combine
 from grader.probe import Probe
-from grader.rubric import Item, JudgeItem, PythonItem, Rubric
+from grader.rubric import Claims, Item, JudgeItem, PythonItem, Rubric
 from grader.timebox import CheckRunner
 
 EVIDENCE_LIMIT = 300
@@ -59,6 +64,7 @@ def run_python(
     rubric: Rubric,
     runner: CheckRunner,
     deadline: float,
+    claims: Statements | None = None,
 ) -> ItemResult:
     """One check under its time limit; whatever it raises or however long it takes, an ItemResult."""
     started = time.monotonic()
@@ -66,7 +72,7 @@ def run_python(
     try:
         fn = resolve(item.check, near=rubric.path)
         out = runner.run(
-            lambda timed: fn(CheckContext(timed, trajectory, item.id), **item.args),
+            lambda timed: fn(CheckContext(timed, trajectory, item.id, claims), **item.args),
             probe,
             limit_s=limit,
             deadline=deadline,
@@ -116,17 +122,18 @@ def _prefetch(items: list[Item], probe: Probe, rubric: Rubric) -> None:
 
 
 def _sync_part(
-    items, probe, trajectory, rubric, deadline: float
-) -> tuple[list[ItemResult | None], dict[int, str | ItemResult]]:
-    """Python items' results, and per judge item either its evidence text or an error result."""
+    items, probe, trajectory, rubric, deadline: float, claims: Claims
+) -> tuple[list[ItemResult | None], dict[int, str | ItemResult], list[ItemResult]]:
+    """Python items' results, per judge item its evidence text or an error result, and the claims section."""
     _prefetch(items, probe, rubric)
     results: list[ItemResult | None] = []
     evidence: dict[int, str | ItemResult] = {}
+    statements, section = _claims(claims, items, probe, trajectory)
     runner = CheckRunner()
     try:
         for index, item in enumerate(items):
             if isinstance(item, PythonItem):
-                results.append(run_python(item, probe, trajectory, rubric, runner, deadline))
+                results.append(run_python(item, probe, trajectory, rubric, runner, deadline, statements))
                 continue
             results.append(None)
             try:
@@ -137,16 +144,60 @@ def _sync_part(
                 )
     finally:
         runner.close()
-    return results, evidence
+    return results, evidence, section
 
 
-def _damage(rubric: Rubric, probe: Probe, possible: int) -> list[ItemResult]:
-    """The damage section from what the episode changed; none when the probe has no baseline."""
+def _claims(
+    claims: Claims, items: list[Item], probe: Probe, trajectory: Trajectory | None
+) -> tuple[Statements | None, list[ItemResult]]:
+    """What the agent asserted (shared by the claim items) and the section charging its wrong values.
+
+    Unreadable state: ProbeError makes the section `error`; what the agent's own text caused
+    (a pattern running over its time on it) charges every kind its cap.
+    """
+    if not claims.kinds:
+        return None, []
+    try:
+        statements = build_statements(claims, items, probe, trajectory)
+    except ProbeError as exc:
+        statements = Statements(kinds=dict(claims.kinds), expected=[])
+        return statements, [_claims_failed(claims, items, "error", f"claims unreadable: {exc}")]
+    except StateError as exc:
+        statements = Statements(kinds=dict(claims.kinds), expected=[])
+        return statements, [_claims_failed(claims, items, "fail", f"charged to the agent: {exc}")]
+    return statements, claims_items(statements)
+
+
+def _claims_failed(claims: Claims, items: list[Item], status: str, why: str) -> ItemResult:
+    """The whole claims section as one item when the agent's writing could not be read."""
+    points = sum(
+        i.points for i in items if isinstance(i, PythonItem) and i.check == CLAIM_CHECK and i.points > 0
+    )
+    return ItemResult(
+        id="claims",
+        description="Penalty: values asserted that the task did not ask for",
+        section="claims",
+        points=-max(points, 1),
+        status=status,
+        earned=-float(max(points, 1)) if status == "fail" else 0.0,
+        evidence=why[:EVIDENCE_LIMIT] if status == "fail" else "",
+        error=why[:EVIDENCE_LIMIT] if status == "error" else None,
+    )
+
+
+def _damage(rubric: Rubric, probe: Probe, possible: int, items: list[Item]) -> list[ItemResult]:
+    """The damage section from what the episode changed; none when the probe has no baseline.
+
+    Changes the infrastructure could not read are `error`; changes the agent made unreadable
+    (a maze of folders, a listing past its bounds: StateError) cost every kind its cap.
+    """
     try:
         changes = probe.changes()
     except ProbeError as exc:
         return error_items(rubric, possible, f"changes unreadable: {exc}")
-    return damage_items(rubric, changes, possible) if changes is not None else []
+    except StateError as exc:
+        return error_items(rubric, possible, f"changes unreadable: {exc}", charged=True)
+    return damage_items(rubric, changes, possible, items) if changes is not None else []
 
 
 async def run_judge(item: JudgeItem, evidence: str, judge: Judge | None, rubric: Rubric) -> ItemResult:
@@ -213,7 +264,10 @@ async def grade_async(
     if initial_rows is None and rubric.initial_queries() and initial is not None:
         initial_rows = await asyncio.to_thread(resolve_initial_rows, rubric, initial)
     items = expand_items(rubric, initial_rows)
-    results, evidence = await asyncio.to_thread(_sync_part, items, probe, trajectory, rubric, deadline)
+    claims = resolved_claims(rubric.claims, initial_rows)
+    results, evidence, claimed = await asyncio.to_thread(
+        _sync_part, items, probe, trajectory, rubric, deadline, claims
+    )
     pending = {i: ev for i, ev in evidence.items() if isinstance(ev, str)}
     judged = await _judge_within(
         [(items[i], ev) for i, ev in pending.items()], judge, rubric, deadline - time.monotonic()
@@ -225,7 +279,8 @@ async def grade_async(
             results[i] = ev
     final = [r for r in results if r is not None]
     possible = sum(max(r.points, 0) for r in final)
-    final += await asyncio.to_thread(_damage, rubric, probe, possible)
+    final += claimed
+    final += await asyncio.to_thread(_damage, rubric, probe, possible, items)
     meta = {"items": len(items), "judge_calls": sum(len(r.verdicts) for r in final)}
     return aggregate(rubric, final, time.monotonic() - started, meta)
 

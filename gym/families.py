@@ -47,6 +47,7 @@ from typing import Any
 import yaml
 
 from core.errors import TaskError
+from grader.claims import CHECK as CLAIM_CHECK
 from gym.tasks import Band, BandEvidence, Split, Task, discover_tasks, load_task, load_world
 
 INSTANCES = Path(".egym/instances")
@@ -70,6 +71,9 @@ class Instance:
     chat: dict[str, Any] | None = None  # an overlay chat file's content
     files: dict[str, bytes] = field(default_factory=dict)  # path under /workspace -> bytes
     damage: dict[str, Any] | None = None  # the rubric's damage section (allowed changes)
+    # Kinds of value the claim items name (grader.claims): the family's own; the world's `claims`
+    # hook supplies the rest. After generation: the rubric's whole claims section.
+    claims: dict[str, Any] = field(default_factory=dict)
     pass_threshold: float = 0.8
     tags: list[str] = field(default_factory=list)
 
@@ -82,6 +86,7 @@ class Instance:
             self.chat,
             sorted(self.files.items()),
             self.damage,
+            self.claims,
         ]
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
@@ -197,6 +202,22 @@ def _world_hint(world_dir: Path, instance: Instance, level: int) -> str:
     return hint(_world_data(world_dir), instance, level) if hint is not None else ""
 
 
+def _world_claims(world_dir: Path, instance: Instance) -> dict[str, Any]:
+    """The rubric's claims section: every kind the instance's claim items name, the family's own
+    kinds first, then the world's (its optional `claims(world)` hook); TaskError for an unknown kind."""
+    hook = getattr(_world_module(world_dir), "claims", None)
+    world = hook(_world_data(world_dir)) if hook is not None else {}
+    known = {**world.get("kinds", {}), **instance.claims}
+    used = sorted({i["args"]["kind"] for i in instance.rubric_items if i.get("check") == CLAIM_CHECK})
+    unknown = [k for k in used if k not in known]
+    if unknown:
+        raise TaskError(f"claim kind {unknown[0]!r} is neither the family's nor the world's ({', '.join(sorted(known))})")
+    if not used:
+        return {}
+    author = {"author": world["author"]} if world.get("author") else {}
+    return {**author, "kinds": {k: known[k] for k in used}}
+
+
 def generate(family: Family, level: int, seed: int) -> Instance:
     """The family's instance for (level, seed); TaskError naming all three when the generator fails."""
     where = f"family {family.world}/{family.name} level {level} seed {seed}"
@@ -207,6 +228,9 @@ def generate(family: Family, level: int, seed: int) -> Instance:
         instance = family.module.generate(_world_data(family.world_dir), rng, level)
         if hint := _world_hint(family.world_dir, instance, level):
             instance.prompt = f"{instance.prompt.rstrip()}\n\n{hint}"
+        instance.claims = _world_claims(family.world_dir, instance)
+    except TaskError as exc:
+        raise TaskError(f"{where}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a generator bug is one line naming the instance
         raise TaskError(f"{where}: the generator failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(instance, Instance) or not instance.prompt.strip() or not instance.rubric_items:
@@ -295,6 +319,7 @@ def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -
         "task": f"{family.world}/{task_id}",
         "title": task["title"],
         **({"damage": instance.damage} if instance.damage is not None else {}),
+        **({"claims": instance.claims} if instance.claims else {}),
         "items": instance.rubric_items,
     }
     files[root / "rubrics" / family.world / f"{task_id}.json"] = (

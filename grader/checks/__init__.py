@@ -21,7 +21,7 @@ from typing import Any
 from core.errors import RubricError
 from core.plugins import Registry
 
-BUILTIN_MODULES = ("sql", "chat", "files", "documents", "transcript")
+BUILTIN_MODULES = ("sql", "chat", "files", "documents", "transcript", "claims")
 INSTALLED = Registry("check", "egym.checks", error=RubricError)  # other packages' checks, by name
 Check = Callable[..., Any]
 _cache: dict[str, Check] = {}

@@ -12,11 +12,14 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.trajectory import Trajectory
 from grader.errors import StateError
 from grader.probe import Probe
+
+if TYPE_CHECKING:
+    from grader.claims import Statements
 
 __all__ = [
     "CheckContext",
@@ -32,11 +35,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may look at: the final state (probe) and what the agent did (trajectory)."""
+    """What a check may look at: the final state (probe), what the agent did (trajectory) and asserted (claims)."""
 
     probe: Probe
     trajectory: Trajectory | None = None
     item_id: str = ""
+    claims: Statements | None = (
+        None  # what the agent asserted everywhere (grader.claims), shared by the grade
+    )
 
     @property
     def final_answer(self) -> str:

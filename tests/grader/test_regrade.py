@@ -47,7 +47,13 @@ def repo(tmp_path) -> Path:
     rubric = tmp_path / "rubrics" / "gt" / "t1.json"
     rubric.parent.mkdir(parents=True)
     rubric.write_text(
-        json.dumps({"task": "gt/t1", "items": [_item("hello", "SELECT 1 FROM notes WHERE body = 'hello'")]})
+        json.dumps(
+            {
+                "task": "gt/t1",
+                "damage": {"allow": [{"table": "notes", "may": ["add"]}]},
+                "items": [_item("hello", "SELECT 1 FROM notes WHERE body = 'hello'")],
+            }
+        )
     )
     return tmp_path
 
@@ -84,6 +90,7 @@ def test_egym_grade_replays_and_regrades_with_the_edited_rubric(repo, docker_ima
         json.dumps(
             {
                 "task": "gt/t1",
+                "damage": {"allow": [{"table": "notes", "may": ["add"]}]},
                 "items": [
                     _item("hello", "SELECT 1 FROM notes WHERE body = 'hello'"),
                     {

@@ -1,8 +1,10 @@
 """Rubric items and solution steps the Acme families share. Expected values come from the world's facts.
 
-Answer items look for the exact value with its context where a bare value would be
-sprayable; every answer family pairs them with a penalty for naming the values of the
-*other* candidates, so an answer that lists everything (the spray cheats) loses.
+An answer item is a claim (grader.claims): a value of a kind (an employee, an amount, a date,
+a count of something), stated where the task asks for it. The grader reads everything the
+agent wrote and charges every wrong value of the kind, wherever it was written, so an answer
+that lists every candidate (the spray cheats) or dumps every row earns nothing. The kinds come
+from families/world.py's `claims`; a family adds its own in `Instance.claims`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,40 @@ def money_regex(amount: Decimal) -> str:
 def text_regex(text: str) -> str:
     """A name or address as a whole word, any case."""
     return rf"(?<![\w.@-]){re.escape(text)}(?![\w@-])"
+
+
+def stated(
+    item_id: str,
+    description: str,
+    kind: str,
+    value: Any,
+    points: int = 2,
+    *,
+    where: str = "answer",
+    about: str | None = None,
+    section: str | None = None,
+    tolerance: float | None = None,
+) -> dict[str, Any]:
+    """An answer item: `value` (of `kind`) stated in `where` ('answer', '#channel', dm(...), 'file:path'),
+    about `about` when the answer lists several subjects."""
+    args: dict[str, Any] = {"kind": kind, "value": value if isinstance(value, str | int | float) else str(value)}
+    args |= {"where": where} if where != "answer" else {}
+    args |= {"about": about} if about else {}
+    args |= {"tolerance": tolerance} if tolerance is not None else {}
+    return {
+        "id": item_id,
+        "description": description,
+        "points": points,
+        "kind": "python",
+        "section": section or ("answer" if where == "answer" else "reply"),
+        "check": "claims.stated",
+        "args": args,
+    }
+
+
+def count_kind(noun: str) -> dict[str, Any]:
+    """A kind for a count of something: a number next to `noun` (a regex: 'open (support )?tickets?')."""
+    return {"extract": "count", "noun": noun}
 
 
 def answer(

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    full_name,
-    no_spray,
-    quoted,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, by_id, full_name, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "The head of a department"
@@ -25,7 +15,6 @@ def generate(world, rng, level: int) -> Instance:
     departments = world["departments"].dicts()
     department = rng.choice(departments)
     head = people[department["head_id"]]
-    others = [d for d in departments if d["id"] != department["id"]]
     query = (
         "SELECT d.name, d.cost_center, e.first_name, e.last_name, e.email FROM departments d "
         f"JOIN employees e ON e.id = d.head_id WHERE d.name = {quoted(department['name'])}"
@@ -33,12 +22,7 @@ def generate(world, rng, level: int) -> Instance:
     if level == 0:
         return Instance(
             prompt=f"Who heads the {department['name']} department?",
-            rubric_items=[
-                answer("head", f"The answer names {full_name(head)}", text_regex(full_name(head))),
-                no_spray(
-                    [text_regex(full_name(people[d["head_id"]])) for d in others], "other department heads"
-                ),
-            ],
+            rubric_items=[stated("head", f"The answer names {full_name(head)}", "employee", full_name(head))],
             solution=[sql_step(query), {"answer": f"{full_name(head)} heads {department['name']}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -46,16 +30,12 @@ def generate(world, rng, level: int) -> Instance:
     return Instance(
         prompt=f"I need to send a budget question to the head of {department['name']}: what is their e-mail, and which cost center does the department book to?",
         rubric_items=[
-            answer("email", f"The answer gives {head['email']}", text_regex(head["email"])),
-            answer(
+            stated("email", f"The answer gives {head['email']}", "email", head["email"]),
+            stated(
                 "cost-center",
                 f"The answer gives {department['cost_center']}",
-                text_regex(department["cost_center"]),
-            ),
-            no_spray(
-                [text_regex(people[d["head_id"]]["email"]) for d in others]
-                + [text_regex(d["cost_center"]) for d in others],
-                "other departments' heads or cost centers",
+                "cost_center",
+                department["cost_center"],
             ),
         ],
         solution=[

@@ -4,6 +4,8 @@ import re
 
 from generate import build_world
 
+AGENT = "jordan.lee"  # the agent's chat username: only its posts are its claims
+
 # A table the SQL reads or writes: FROM customers, JOIN employees e, UPDATE invoices, INTO payments.
 TABLE_NAME = re.compile(r"\b(?:FROM|JOIN|UPDATE|INTO)\s+([a-z_]+)", re.IGNORECASE)
 HINTED_LEVELS = (0,)
@@ -30,3 +32,42 @@ def prompt_hint(world, instance, level: int) -> str:
         return ""
     described = "; ".join(f"{t}({', '.join(world[t].columns)})" for t in tables)
     return f"Database tables: {described}."
+
+
+def claims(world) -> dict:
+    """The kinds of value Acme answers assert (grader.claims), for every family to name by kind.
+
+    Lexicons hold every value the agent could read, so an answer that lists other customers or
+    other people asserts wrong values of the kind and is charged for each. A family adds kinds of
+    its own (a count of what it asks about, a verdict) in its Instance's `claims`.
+    """
+
+    def lexicon(table: str, column: str, **extra) -> dict:
+        return {"values": sorted({str(row[column]) for row in world[table].dicts()}), **extra}
+
+    people = sorted({f"{p['first_name']} {p['last_name']}" for p in world["employees"].dicts()})
+    return {
+        "author": AGENT,
+        "kinds": {
+            "amount": {"extract": "amount"},
+            "date": {"extract": "date"},
+            "email": {"extract": "email"},
+            "employee": {"values": people},
+            "contact": lexicon("contacts", "name"),
+            "customer": lexicon("customers", "name"),
+            "product": lexicon("products", "name"),
+            "department": lexicon("departments", "name"),
+            "title": lexicon("employees", "title"),
+            "cost_center": lexicon("departments", "cost_center", case_sensitive=True),
+            "country": lexicon("customers", "country", case_sensitive=True),
+            "segment": lexicon("customers", "segment"),
+            "stage": lexicon("pipeline_stages", "name"),
+            "invoice": {"regex": r"\bINV-\d{4}-\d{4}\b", "case_sensitive": True},
+            "sku": {"regex": r"\b[A-Z]{3}-\d{3}\b", "case_sensitive": True},
+            "invoice_status": {
+                "values": ["draft", "sent", "paid", {"value": "partially_paid", "regex": r"\bpartially[ _-]paid\b"}, "void"]
+            },
+            "ticket_status": {"values": ["new", "open", "pending", "resolved", "closed"]},
+            "priority": {"values": ["low", "normal", "high", "urgent"]},
+        },
+    }
