@@ -4,9 +4,11 @@ Errors: schema, unique ids, a positive total, checks that import, args that fit
 the check's signature, placeholders that are bound (for literal expansions), and
 a task for every rubric. Warnings (accepted, but probably not meant): a penalty
 without `baseline_ok`, a gate worth points, a `{{slot}}` in an item without
-`foreach` (used literally), a regular expression that does not compile, and a
+`foreach` (used literally), a regular expression that does not compile, a
 final-answer regex that matches a bare number (any answer listing numbers
-passes it) or, in any case, a common short word (`\bIT\b` for Italy passes "I did it").
+passes it) or, in any case, a common short word (`\bIT\b` for Italy passes "I did it"),
+and the scoring holes of grader.lint_holes (answers without precision, penalties
+that never fire, a success claim that scores).
 Rubric problems carry the line of their item's `"id"`.
 """
 
@@ -22,6 +24,7 @@ from typing import Any
 from core.errors import RubricError
 from grader.checks import resolve, signature_problem
 from grader.expand import PLACEHOLDER, expand_item
+from grader.lint_holes import holes
 from grader.loader import Problem, check_rubric
 from grader.rubric import Item, PythonItem, Rubric
 
@@ -228,39 +231,6 @@ def _located(problems: list[Problem], lines: list[int | None]) -> list[Problem]:
     return out
 
 
-ANSWER_PENALTY_CHECKS = ("transcript.final_answer_absent",)
-
-
-def _unguarded_answer(rubric: Rubric, file: str) -> list[Problem]:
-    """An answer rewarded for containing something, with no penalty for containing the wrong things.
-
-    Such a rubric pays an answer that lists every candidate (the spray cheats): pair it with a
-    negative `transcript.final_answer_absent` item naming the other candidates' values.
-    """
-    rewarded = [
-        index
-        for index, item in enumerate(rubric.items)
-        if isinstance(item, PythonItem)
-        and item.check == "transcript.final_answer_contains"
-        and item.points > 0
-    ]
-    guarded = any(
-        isinstance(item, PythonItem) and item.check in ANSWER_PENALTY_CHECKS and item.points < 0
-        for item in rubric.items
-    )
-    if not rewarded or guarded:
-        return []
-    return [
-        Problem(
-            file,
-            f"$.items[{rewarded[0]}]",
-            "the answer is rewarded for containing values but nothing penalises wrong or extra ones: "
-            "add a negative transcript.final_answer_absent item naming the other candidates",
-            severity="warning",
-        )
-    ]
-
-
 def _concrete(rubric: Rubric, index: int) -> list[Item]:
     item = rubric.items[index]
     # An initial_query foreach binds its slots only when grading: its texts are checked as written.
@@ -287,7 +257,7 @@ def lint_rubric(file: Path, report: LintReport) -> None:
         report.problems += _located(found, lines)
         warnings = _item_warnings(item, _concrete(rubric, index), f"$.items[{index}]", str(file))
         report.warnings += _located(warnings, lines)
-    report.warnings += _located(_unguarded_answer(rubric, str(file)), lines)
+    report.warnings += _located(holes(rubric, str(file)), lines)
     expanded: dict[str, int] = {}
     for index, item in enumerate(rubric.items):
         if item.foreach is not None and item.foreach.initial_query is not None:

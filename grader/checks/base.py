@@ -25,6 +25,7 @@ __all__ = [
     "CheckContext",
     "CheckResult",
     "StateError",
+    "matches_agent_text",
     "reads_documents",
     "reads_sql",
     "same",
@@ -76,6 +77,16 @@ def reads_sql(query: str = "query", params: str = "params") -> Callable[[Callabl
         return fn
 
     return mark
+
+
+def matches_agent_text(fn: Callable) -> Callable:
+    """Mark a check that passes on text the agent wrote matching a pattern (an answer, a post).
+
+    Such a check has no precision: an answer that lists every candidate passes it. `egym lint`
+    warns when a rubric rewards one (points > 0) and asks for a `claims.stated` item instead.
+    """
+    fn.__egym_matches_text__ = True  # type: ignore[attr-defined]
+    return fn
 
 
 def _number(value: Any) -> float | None:

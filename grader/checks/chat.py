@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from grader.chatstate import ChatPost, ChatSnapshot
-from grader.checks.base import CheckContext, CheckResult, brief, text_matches
+from grader.checks.base import CheckContext, CheckResult, brief, matches_agent_text, text_matches
 
 __all__ = ["message_exists", "message_absent", "reaction_exists", "channel_exists", "channel_member"]
 
@@ -61,6 +61,7 @@ def _where(channel: str | None, user: str | None, thread: str | None) -> str:
     return " ".join(p for p in parts if p)
 
 
+@matches_agent_text
 def message_exists(
     ctx: CheckContext,
     *,

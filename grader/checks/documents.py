@@ -16,6 +16,7 @@ from grader.checks.base import (
     CheckResult,
     StateError,
     brief,
+    matches_agent_text,
     reads_documents,
     same,
     text_matches,
@@ -189,6 +190,7 @@ def _all_text(doc: dict[str, Any]) -> str:
 
 
 @reads_documents("path")
+@matches_agent_text
 def document_contains(
     ctx: CheckContext,
     *,
@@ -207,6 +209,7 @@ def document_contains(
 
 
 @reads_documents("path")
+@matches_agent_text
 def heading_exists(ctx: CheckContext, *, path: str, text: str, level: int | None = None) -> CheckResult:
     """Pass when a heading (of `level`, if given) contains `text`."""
     paragraphs = _document(ctx, path, "text").get("paragraphs") or []

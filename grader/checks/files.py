@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grader.checks.base import CheckContext, CheckResult, brief, text_matches
+from grader.checks.base import CheckContext, CheckResult, brief, matches_agent_text, text_matches
 
 __all__ = ["file_exists", "file_absent", "file_contains"]
 
@@ -23,6 +23,7 @@ def file_absent(ctx: CheckContext, *, path: str) -> CheckResult:
     )
 
 
+@matches_agent_text
 def file_contains(
     ctx: CheckContext,
     *,

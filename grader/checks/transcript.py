@@ -6,7 +6,7 @@ import fnmatch
 from typing import Any
 
 from core.trajectory import ToolCall
-from grader.checks.base import CheckContext, CheckResult, brief, same, text_matches
+from grader.checks.base import CheckContext, CheckResult, brief, matches_agent_text, same, text_matches
 
 __all__ = ["tool_used", "tool_not_used", "final_answer_contains", "final_answer_absent"]
 
@@ -56,6 +56,7 @@ def tool_not_used(ctx: CheckContext, *, name: str, args: dict[str, Any] | None =
     )
 
 
+@matches_agent_text
 def final_answer_contains(
     ctx: CheckContext, *, text: str | None = None, regex: str | None = None, case_sensitive: bool = False
 ) -> CheckResult:
