@@ -50,9 +50,10 @@ _DURATION = (
 # A number as written: thousands grouped by , . ' or a narrow/no-break space, up to two decimals.
 _NUMBER = r"(?<![\w.,#/-])(?:\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w%]|[.,/-]\d)"
 _CURRENCY = r"(?:eur|euros?|€|usd|\$|gbp|£|chf)"
-# Numbers that are not amounts: a time, a percentage, a policy section, a quarter or version.
+# Numbers that are not amounts: a time, a percentage, a policy section, a list item's number.
 _NOT_AMOUNT = (
     r"(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?!\d)",
+    r"(?<![\w.,(])\d{1,2}\)|^\s*(?:[-*\u2022]\s*)?\d{1,2}\.(?=\s)",
     r"(?<![\d.,])\d+(?:[.,]\d+)?\s*(?:%|percent\b|per cent\b)",
     r"(?:section|sections|§|clause|rule|paragraph|para\.?|chapter)\s*\d+(?:\.\d+)*(?:\s*(?:and|,|or)\s*\d+(?:\.\d+)*)*",
 )

@@ -33,6 +33,8 @@ CHEATS = (
     "cheat-number-spray",
     "cheat-name-spray",
     "cheat-claim-done",
+    "attack-spray",
+    "attack-dump",
 )
 POLICIES.register("cheat-peek", "gym.policies.cheats:PeekCheat")
 POLICIES.register("cheat-fake-files", "gym.policies.cheats:FakeFilesCheat")
@@ -43,6 +45,9 @@ POLICIES.register("cheat-number-spray", "gym.policies.cheats:NumberSprayCheat")
 POLICIES.register("cheat-name-spray", "gym.policies.cheats:NameSprayCheat")
 POLICIES.register("cheat-claim-done", "gym.policies.cheats:ClaimDoneCheat")
 POLICIES.register("cheat-tamper", "gym.policies.attacks:TamperCheat")  # plants code, leaves processes running
+# The white-box attacker: reads the rubric (never its expected values) and all the agent may read.
+POLICIES.register("attack-spray", "gym.policies.attacker:WhiteBoxAttack")
+POLICIES.register("attack-dump", "gym.policies.attacker:WhiteBoxDump")
 
 
 def policy_names() -> list[str]:

@@ -11,24 +11,22 @@ from families._common import (
     LIMITS_L1,
     LIMITS_L2,
     by_id,
-    count_regex,
+    count_kind,
     dm,
     dm_step,
     full_name,
-    money_regex,
     quoted,
     sql_step,
-    text_regex,
+    stated,
 )
 from families._finance import eur, paid_by_invoice
-from families._support import AGENT, OPEN, item, loose, post
+from families._support import AGENT, OPEN, post
 from gym.families import Instance
 
 TITLE = "Answer a coworker's direct message"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 TICKETS = r"open (support )?tickets?|tickets? (are |still )?open|unresolved tickets?"
-NOTHING = r"(?i:\bnothing\b|\bno (open |outstanding )?(balance|amount|invoices?)|\b0(\.00)?\s*(EUR|€)|(EUR|€)\s*0(\.00)?\b)"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -53,18 +51,14 @@ def generate(world, rng, level: int) -> Instance:
         deal = rng.choice(deals)
         question, facts = (
             f'what is the amount of the deal "{deal["title"]}"?',
-            [(f"the amount {eur(deal['amount'])}", money_regex(deal["amount"]))],
+            [(f"the amount {eur(deal['amount'])}", "amount", deal["amount"])],
         )
         reply = f'The deal "{deal["title"]}" is EUR {eur(deal["amount"])}'
         query = f"SELECT d.title, d.amount, s.name AS stage FROM deals d JOIN pipeline_stages s ON s.id = d.stage_id WHERE d.title = {quoted(deal['title'])}"
         if level == 1:
             question = f'what is the amount of the deal "{deal["title"]}", and who owns it on our side?'
-            facts.append(
-                (
-                    f"the owner {full_name(people[deal['owner_id']])}",
-                    loose(full_name(people[deal["owner_id"]])),
-                )
-            )
+            owner = full_name(people[deal["owner_id"]])
+            facts.append((f"the owner {owner}", "employee", owner))
             reply += f", owned by {full_name(people[deal['owner_id']])}"
             query = query.replace(
                 "s.name AS stage", "s.name AS stage, e.first_name || ' ' || e.last_name AS owner"
@@ -73,7 +67,7 @@ def generate(world, rng, level: int) -> Instance:
         invoice = rng.choice(world["invoices"].dicts())
         question, facts = (
             f"what is the total of invoice {invoice['number']}?",
-            [(f"the total {eur(invoice['total'])}", money_regex(invoice["total"]))],
+            [(f"the total {eur(invoice['total'])}", "amount", invoice["total"])],
         )
         reply = f"Invoice {invoice['number']} totals EUR {eur(invoice['total'])}"
         query = f"SELECT i.number, i.total, i.status, c.name AS customer FROM invoices i JOIN customers c ON c.id = i.customer_id WHERE i.number = {quoted(invoice['number'])}"
@@ -82,14 +76,7 @@ def generate(world, rng, level: int) -> Instance:
             question = (
                 f"what is the total of invoice {invoice['number']}, and how much has been paid on it so far?"
             )
-            facts.append(
-                (
-                    f"{eur(paid)} paid",
-                    money_regex(paid)
-                    if paid
-                    else r"(?i:\bnothing\b|\bno payments?\b|\bnot (been )?paid\b|\bunpaid\b|(EUR|€)\s*0(\.00)?\b|\b0(\.00)?\s*(EUR|€))",
-                )
-            )
+            facts.append((f"{eur(paid)} paid", "amount", paid))
             reply += f"; paid so far: EUR {eur(paid)}"
             query = f"SELECT i.number, i.total, coalesce(sum(p.amount), 0) AS paid FROM invoices i LEFT JOIN payments p ON p.invoice_id = i.id WHERE i.number = {quoted(invoice['number'])} GROUP BY i.id"
     else:
@@ -97,7 +84,7 @@ def generate(world, rng, level: int) -> Instance:
         manager = people[customer["account_manager_id"]]
         question, facts = (
             f"who is our account manager for {customer['name']}?",
-            [(full_name(manager), loose(full_name(manager)))],
+            [(full_name(manager), "employee", full_name(manager))],
         )
         reply = f"{full_name(manager)} is the account manager for {customer['name']}"
         query = f"SELECT c.name, e.first_name, e.last_name, e.email FROM customers c JOIN employees e ON e.id = c.account_manager_id WHERE c.name = {quoted(customer['name'])}"
@@ -106,7 +93,7 @@ def generate(world, rng, level: int) -> Instance:
                 c for c in world["contacts"].dicts() if c["customer_id"] == customer["id"] and c["is_primary"]
             )
             question = f"who is our account manager for {customer['name']}, and what is the e-mail of their primary contact?"
-            facts.append((contact["email"], text_regex(contact["email"])))
+            facts.append((contact["email"], "email", contact["email"]))
             reply += f"; their primary contact is {contact['name']} <{contact['email']}>"
             query += f"; SELECT name, email FROM contacts WHERE customer_id = {customer['id']} AND is_primary"
     message = f"Hi Jordan, {question}"
@@ -122,11 +109,18 @@ def generate(world, rng, level: int) -> Instance:
     return Instance(
         prompt=prompt,
         chat={"posts": [post(channel, asker["chat_username"], message)]},
-        rubric_items=[item(f"fact-{i}", f"The DM reply gives {what}", "posted", {"channel": channel, "all_of": [rx]}, 3, "reply") for i, (what, rx) in enumerate(facts, 1)],
-        solution=[*steps, dm_step(asker["chat_username"], f"Hi {asker['first_name']}, {reply}."), {"answer": f"Answered {asker['first_name']} by DM: {reply}."}],
+        rubric_items=[
+            stated(f"fact-{i}", f"The DM reply gives {what}", kind, value, 3, where=channel)
+            for i, (what, kind, value) in enumerate(facts, 1)
+        ],
+        solution=[
+            *steps,
+            dm_step(asker["chat_username"], f"Hi {asker['first_name']}, {reply}."),
+            {"answer": f"Answered {asker['first_name']} by DM: {reply}."},
+        ],
         apps=["postgres", "chat"],
         limits=LIMITS_L0 if level == 0 else LIMITS_L1,
-    )  # fmt: skip
+    )
 
 
 def _call_prep(world, rng, people, customers, stages, deals) -> Instance:
@@ -137,36 +131,51 @@ def _call_prep(world, rng, people, customers, stages, deals) -> Instance:
     customer = customers[deal["customer_id"]]
     asker = rng.choice([people[customer["account_manager_id"]], people[12], people[13]])
     paid = paid_by_invoice(world)
-    owed = sum((i["total"] - paid[i["id"]] for i in world["invoices"].dicts()
-                if i["customer_id"] == customer["id"] and i["status"] in ("sent", "partially_paid")), start=0)  # fmt: skip
+    owed = sum(
+        (
+            i["total"] - paid[i["id"]]
+            for i in world["invoices"].dicts()
+            if i["customer_id"] == customer["id"] and i["status"] in ("sent", "partially_paid")
+        ),
+        start=0,
+    )
     n = sum(
         t["customer_id"] == customer["id"] and t["status"] in OPEN for t in world["support_tickets"].dicts()
     )
-    others = sorted({d["amount"] for d in mine[customer["id"]]} - {deal["amount"]})
     channel = dm(asker["chat_username"])
     thread = [
-        {"user": AGENT, "create_at": "2025-04-04T17:22:00Z", "message": f"Sure! Quick check on 3): which deal do you mean? {customer['name']} has {len(mine[customer['id']])} deals with us."},
-        {"user": asker["chat_username"], "create_at": "2025-04-04T17:35:00Z", "message": f'Sorry, the one called "{deal["title"]}".'},
-    ]  # fmt: skip
+        {
+            "user": AGENT,
+            "create_at": "2025-04-04T17:22:00Z",
+            "message": f"Sure! Quick check on 3): which deal do you mean? {customer['name']} has "
+            f"{len(mine[customer['id']])} deals with us.",
+        },
+        {
+            "user": asker["chat_username"],
+            "create_at": "2025-04-04T17:35:00Z",
+            "message": f'Sorry, the one called "{deal["title"]}".',
+        },
+    ]
     message = (
         f"Hi Jordan, I'm calling {customer['name']} on Monday. Could you find out: 1) how much they still owe us in total "
         "(open invoices minus what they have paid), 2) how many support tickets they have open (new, open or pending), "
         "and 3) the amount and stage of our deal with them?"
     )
-    owed_rx = money_regex(owed) if owed else NOTHING
+    stage = stages[deal["stage_id"]]
+    # Another deal's amount, or the figures posted anywhere but the DM, are wrong or misplaced amounts (grader.claims).
     items = [
-        item("owed", f"The DM gives the balance {eur(owed)}", "posted", {"channel": channel, "all_of": [owed_rx]}, 3, "reply"),
-        item("tickets", f"The DM gives {n} open tickets", "posted", {"channel": channel, "all_of": [count_regex(n, TICKETS) + (r"|(?i:\bno (open|unresolved) (support )?tickets?)" if n == 0 else "")]}, 3, "reply"),
-        item("amount", f"The DM gives the deal's amount {eur(deal['amount'])}", "posted", {"channel": channel, "all_of": [money_regex(deal["amount"])]}, 3, "reply"),
-        item("stage", f"The DM gives the deal's stage {stages[deal['stage_id']]}", "posted", {"channel": channel, "all_of": [text_regex(stages[deal["stage_id"]])]}, 2, "reply"),
-        item("other-deals", "Penalty: the DM gives the amount of a deal they did not mean", "posted",
-             {"channel": channel, "all_of": ["|".join(money_regex(a) for a in others)]}, -3, "reply",
-             negate=True, reason="A penalty: it holds until another deal's amount is posted."),
-        item("no-public-post", "Penalty: the customer's figures were posted in a channel instead of the DM", "no_amounts_posted",
-             {"amounts": [float(deal["amount"])] + ([float(owed)] if owed else [])}, -2, "reply", reason="A penalty: it holds unless the figures are posted in a channel."),
-    ]  # fmt: skip
-    if not others:
-        items.pop(4)
+        stated("owed", f"The DM gives the balance {eur(owed)}", "amount", owed, 3, where=channel),
+        stated("tickets", f"The DM gives {n} open tickets", "open_tickets", n, 3, where=channel),
+        stated(
+            "amount",
+            f"The DM gives the deal's amount {eur(deal['amount'])}",
+            "amount",
+            deal["amount"],
+            3,
+            where=channel,
+        ),
+        stated("stage", f"The DM gives the deal's stage {stage}", "stage", stage, 2, where=channel),
+    ]
     reply = (
         f"Hi {asker['first_name']}, for your {customer['name']} call:\n1) They owe EUR {eur(owed)} in total on open invoices.\n"
         f"2) They have {n} open support tickets.\n3) {deal['title']}: EUR {eur(deal['amount'])}, stage {stages[deal['stage_id']]}."
@@ -177,6 +186,7 @@ def _call_prep(world, rng, people, customers, stages, deals) -> Instance:
             "posts": [post(channel, asker["chat_username"], message, "2025-04-04T17:10:00Z", replies=thread)]
         },
         rubric_items=items,
+        claims={"open_tickets": count_kind(TICKETS)},
         solution=[
             {"tool": "chat.read_channel", "args": {"channel": "@" + asker["chat_username"], "limit": 5}},
             {"tool": "chat.search_messages", "args": {"query": "deal", "from_user": asker["chat_username"]}},
@@ -192,7 +202,7 @@ def _call_prep(world, rng, people, customers, stages, deals) -> Instance:
             ),
             dm_step(asker["chat_username"], reply),
             {"answer": f"Answered {asker['first_name']}'s three questions about {customer['name']} by DM."},
-        ],  # fmt: skip
+        ],
         apps=["postgres", "chat"],
         limits=LIMITS_L2,
     )
