@@ -81,7 +81,7 @@ def _witnesses(pattern: str, limit: int = 64) -> list[str] | None:
             elif name == "ANY":
                 options = ["x"]
             elif name == "IN":
-                options = [_member(arg)]
+                options = _members(arg)
             elif name == "BRANCH":
                 options = [s for branch in arg[1] for s in walk(branch)][:4]
             elif name == "SUBPATTERN":
@@ -113,18 +113,20 @@ def _category(category: Any) -> str:
     return "a"
 
 
-def _member(items: list) -> str:
+def _members(items: list) -> list[str]:
+    """Characters that may be in a set: its first member, or for a negated set a few probes
+    (the search decides which one the set admits)."""
+    if items and str(items[0][0]) == "NEGATE":
+        return ["a", "1", " ", "#", "_", "."]
     for op, arg in items:
         name = str(op)
         if name == "LITERAL":
-            return chr(arg)
+            return [chr(arg)]
         if name == "RANGE":
-            return chr(arg[0])
+            return [chr(arg[0])]
         if name == "CATEGORY":
-            return _category(arg)
-        if name == "NEGATE":
-            return "#"
-    return "a"
+            return [_category(arg)]
+    return ["a"]
 
 
 def can_match(pattern: str) -> bool | None:
@@ -235,3 +237,61 @@ def success_claim(rubric: Rubric, file: str) -> list[Problem]:
 def holes(rubric: Rubric, file: str) -> list[Problem]:
     """Every scoring-hole warning for one rubric."""
     return imprecise_answers(rubric, file) + unmatchable(rubric, file) + success_claim(rubric, file)
+
+
+# -- the task's own texts against its claim items (gym.lint) --------------------------------------
+
+
+def _answer_claims(rubric: Rubric) -> list[PythonItem]:
+    return [
+        item
+        for item in rubric.items
+        if isinstance(item, PythonItem)
+        and item.check == CLAIM_CHECK
+        and item.foreach is None
+        and item.points > 0
+        and place(str(item.args.get("where", "answer"))) == "answer"
+    ]
+
+
+def reference_misses(rubric: Rubric, prompt: str, answer: str) -> list[str]:
+    """What the reference answer loses on the final answer's claims: 'misses item X', 'trips claims.K (...)'."""
+    from grader.score import grade
+
+    items = _answer_claims(rubric)
+    if not items or any(kind.values_query for kind in rubric.claims.kinds.values()):
+        return []
+    test = rubric.model_copy(
+        update={"items": items, "damage": rubric.damage.model_copy(update={"points": 0})}
+    )
+    trajectory = Trajectory(
+        task=rubric.task, policy="lint", final_answer=answer, messages=[Message(role="user", content=prompt)]
+    )
+    result = grade(test, StaticProbe(changes=Changes(sources=("chat",))), trajectory)
+    out = [f"misses item {i.id!r}" for i in result.items if i.points > 0 and i.status != "pass"]
+    out += [f"trips {i.id} ({i.evidence[:80]})" for i in result.items if i.points < 0 and i.status == "fail"]
+    return out
+
+
+def prompt_states(rubric: Rubric, prompt: str) -> list[tuple[str, str]]:
+    """(item id, the text) for claim items whose value the prompt itself states: repeating the question earns them."""
+    from grader.claims.extract import extract_line, fold, normalize, same
+
+    if any(kind.values_query for kind in rubric.claims.kinds.values()):
+        return []
+    found = [f for line in prompt.splitlines() for f in extract_line(rubric.claims.kinds, fold(line))]
+    out = []
+    for item in rubric.items:
+        if not isinstance(item, PythonItem) or item.check != CLAIM_CHECK or item.points <= 0:
+            continue
+        kind = rubric.claims.kinds.get(item.args.get("kind", ""))
+        if kind is None or item.foreach is not None:
+            continue
+        try:
+            wanted = normalize(kind, item.args.get("value"))
+        except (TypeError, ValueError):
+            continue
+        hit = next((f for f in found if f.kind == item.args["kind"] and same(kind, f.value, wanted)), None)
+        if hit is not None:
+            out.append((item.id, hit.text))
+    return out

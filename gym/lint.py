@@ -18,6 +18,7 @@ import yaml
 
 from core.errors import EgymError, RubricError, TaskError
 from grader.lint import LintReport, lint_rubric
+from grader.lint_holes import prompt_states, reference_misses
 from grader.loader import Problem, load_rubric, rubric_for_task
 from gym.families import families, materialize
 from gym.sandbox.overlay import overlay_tar
@@ -191,7 +192,21 @@ def answer_fails(file: Path, solution: Path, rubric_file: Path) -> list[Problem]
                 else f"trips penalty {item.id!r} ({hit.group(0)!r})"
             )
             found.append(Problem(str(solution), "$.answer", f"the reference answer {why}"))
+    rubric = _rubric(rubric_file)
+    if rubric is not None:
+        prompt = load_task(file.parent).prompt
+        found += [
+            Problem(str(solution), "$.answer", f"the reference answer {why}")
+            for why in reference_misses(rubric, prompt, answers[-1])
+        ]
     return found
+
+
+def _rubric(rubric_file: Path):
+    try:
+        return load_rubric(rubric_file)
+    except RubricError:
+        return None  # lint_rubric reports it
 
 
 def prompt_passes(file: Path, prompt: str, rubric_file: Path) -> list[Problem]:
@@ -208,6 +223,17 @@ def prompt_passes(file: Path, prompt: str, rubric_file: Path) -> list[Problem]:
                     severity="warning",
                 )
             )
+    rubric = _rubric(rubric_file)
+    for item_id, text in prompt_states(rubric, prompt) if rubric is not None else []:
+        found.append(
+            Problem(
+                str(file),
+                "$.prompt",
+                f"the prompt itself states the value of claim item {item_id!r} ({text!r}): an answer that "
+                "repeats the question earns it; ask for what the prompt does not say",
+                severity="warning",
+            )
+        )
     return found
 
 

@@ -33,11 +33,18 @@ SUCCESS_WORDS += ("successful", "granted", "ok", "okay", "yes")
 
 
 def widened(kind: ClaimKind) -> ClaimKind:
-    """A lexicon kind with the success words added when it holds any of them."""
+    """A lexicon kind with the success words added when it holds any of them (as a value, or as a
+    spelling an entry's pattern accepts)."""
     if kind.values is None:
         return kind
     held = {fold(e.value).casefold() for e in kind.entries()}
-    if not held & set(SUCCESS_WORDS):
+    spelled = any(
+        patterns.search(e.regex, word, ignore_case=True)
+        for e in kind.entries()
+        if e.regex
+        for word in SUCCESS_WORDS
+    )
+    if not (held & set(SUCCESS_WORDS) or spelled):
         return kind
     return kind.model_copy(update={"values": [*kind.values, *(w for w in SUCCESS_WORDS if w not in held)]})
 

@@ -2,7 +2,7 @@
 
 For each task, in real sandboxes: the oracle reaches full score, null stays at or
 below 10 %, nothing passes on the untouched state unless marked baseline_ok, and
-no scripted cheat beats null. Judge items are left out when no judge is configured
+no scripted cheat nor the white-box attacker beats null. Judge items are left out when no judge is configured
 (as in CI); validate counts them instead.
 """
 
@@ -35,10 +35,12 @@ def test_every_acme_task_validates(docker_image, monkeypatch):
         assert all(s.normalized <= report.null.normalized for s in report.cheats.values()), report.task
 
 
-def test_a_seeded_sample_of_family_instances_validates(docker_image, monkeypatch):
-    """Ten families, one instance each, at a level and seed drawn from a fixed seed.
+def test_a_fresh_sample_of_family_instances_validates(docker_image, monkeypatch):
+    """Ten families, one instance each, at a level and a seed in 0-199 drawn afresh on every run:
+    a valid library must be valid for the seeds people train on, not only for those it lists.
 
-    Sized for CI (about 20 s an instance); bench/bench_families.py --validate all runs every instance.
+    The draw is printed and named in a failure; EGYM_VALIDATE_SEED=<n> replays it. Sized for CI
+    (about 20 s an instance); bench/bench_families.py --validate all runs every instance.
     """
     import random
 
@@ -46,9 +48,12 @@ def test_a_seeded_sample_of_family_instances_validates(docker_image, monkeypatch
 
     for name in [k for k in os.environ if k.startswith(("OPENAI_", "EGYM_JUDGE"))]:
         monkeypatch.delenv(name)
-    rng = random.Random(20251124)
+    draw = int(os.environ.get("EGYM_VALIDATE_SEED") or random.SystemRandom().randrange(2**32))
+    print(f"family sample drawn with EGYM_VALIDATE_SEED={draw}")
+    rng = random.Random(draw)
     found = families(ACME.resolve())
     chosen = rng.sample(sorted(found), 10)
-    tasks = [materialize(found[name], rng.choice(found[name].levels), rng.randrange(1000)) for name in chosen]
+    tasks = [materialize(found[name], rng.choice(found[name].levels), rng.randrange(200)) for name in chosen]
     reports = asyncio.run(validate_tasks(tasks, ValidateOptions(concurrency=2)))
-    assert [f"{r.task}: {p}" for r in reports for p in r.problems] == []
+    problems = [f"{r.task}: {p}" for r in reports for p in r.problems]
+    assert problems == [], f"EGYM_VALIDATE_SEED={draw} reproduces this draw"
