@@ -7,7 +7,8 @@ reads everything the agent may read (every table it may SELECT, with foreign key
 names and per-group counts and sums; every chat post it can see; the documents in /workspace),
 writes the plan's strategy into every place, and prints the text for the final answer:
 
-- spray: every candidate value of every kind, on a line with each candidate subject;
+- spray: every candidate value of every kind, on a line with each candidate subject, and every
+  row of each decision's table set to the decision's success word;
 - dump: every readable row, one line each with its names, plus the per-group aggregates.
 """
 
@@ -294,9 +295,17 @@ def write_file(path: str, text: str) -> None:
         converted.replace(target)
 
 
+def decide_everything(decisions: list[dict]) -> None:
+    """Blanket actions: every row of each decision's table set to the one value (approve everything)."""
+    for d in decisions:
+        value = d["value"].replace("'", "''")
+        psql(f"UPDATE {d['table']} SET {d['column']} = '{value}'")
+
+
 def main(plan_path: str) -> None:
     plan = json.loads(Path(plan_path).read_text())
     WORK.mkdir(parents=True, exist_ok=True)
+    decide_everything(plan.get("decisions", []))
     rows, aggregates = database()
     chat: list[str] = []
     has_chat = load_chat_env()

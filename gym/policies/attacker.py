@@ -10,6 +10,8 @@ one of those places (gym/policies/attack_script.py), in one of two strategies:
 
 - `attack-spray`: every candidate value of every kind (every lexicon value, every readable
   amount, date, address, every count of the counted thing), on a line with each candidate subject;
+  and for each decision the rubric reads in the database, every row of its table set to the
+  lexicon's success word (approve everything);
 - `attack-dump`: every readable row, its foreign keys resolved to names, one line each, and
   per-group counts and sums, so that a subject's values sit next to its name.
 
@@ -20,6 +22,7 @@ every task's turn limit. Validate holds it to the null policy's score, like the 
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -109,11 +112,35 @@ def plan_for(task, strategy: str) -> dict[str, Any]:
     return {
         "strategy": strategy,
         "places": sorted(p for p in places if not p.startswith("sql:")),  # a database cell holds one value
+        "decisions": _decisions(items, rubric, lexicons) if strategy == "spray" else [],
         "kinds": kinds,
         "subjects": unique_pools,
         "limit": PLACE_LIMIT,
         "answer_limit": ANSWER_LIMIT,
     }
+
+
+SUCCESS = ("approved", "resolved", "paid", "accepted", "closed", "done", "yes")
+_SQL_PLACE = re.compile(r"^sql:\s*SELECT\s+(\w+)\s+FROM\s+(\w+)", re.IGNORECASE)
+
+
+def _decisions(items: list[Any], rubric, lexicons: dict[str, list[str]]) -> list[dict[str, str]]:
+    """Blanket actions for the decisions the rubric reads in the database: every row of the table
+    set to the lexicon's success word (approve everything), as a cheat that learned 'approve' pays."""
+    from grader.claims import CHECK
+
+    out = {}
+    for item in items:
+        args = getattr(item, "args", None) or {}
+        where = str(args.get("where", ""))
+        match = _SQL_PLACE.match(where)
+        if getattr(item, "check", "") != CHECK or not match or args.get("kind") not in lexicons:
+            continue
+        values = [v for v in lexicons[args["kind"]] if v not in rubric.claims.kinds[args["kind"]].allow]
+        value = next((v for v in values if v.casefold() in SUCCESS), values[0] if values else None)
+        if value is not None:
+            out[(match[2], match[1])] = {"table": match[2], "column": match[1], "value": value}
+    return list(out.values())
 
 
 def _pool(about: str, lexicons: dict[str, list[str]]) -> dict[str, Any]:

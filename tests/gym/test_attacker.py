@@ -1,0 +1,64 @@
+"""The white-box attacker: it knows how a task is graded but never what the rubric expects, and
+writes every candidate where the rubric reads; claims must charge it down to the null policy."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gym.families import resolve
+from gym.policies.attacker import plan_for
+from gym.rollout import RolloutSpec, run_rollout
+
+
+def _expected(task) -> list:
+    from grader.loader import load_rubric, rubric_for_task
+
+    rubric = load_rubric(rubric_for_task(task))
+    return [i.args["value"] for i in rubric.items if getattr(i, "check", "") == "claims.stated"]
+
+
+def test_the_plan_holds_places_and_kinds_but_no_expected_value_outside_a_lexicon():
+    task = resolve(["acme/coworker-question-l2-s0"])[0]
+    plan = plan_for(task, "spray")
+    assert plan["places"] == ["answer", "dm:jordan.lee,oliver.grant"]
+    assert set(plan["kinds"]) == {"amount", "open_tickets", "stage"}
+    assert plan["kinds"]["open_tickets"] == {
+        "source": "count",
+        "case_sensitive": False,
+        "noun_text": "open ticket",
+    }
+    lexicon = {v for kind in plan["kinds"].values() for v in kind.get("values", [])}
+    said = {str(leaf) for leaf in _leaves({k: v for k, v in plan.items() if k != "kinds"})}
+    for value in _expected(task):
+        assert str(value) in lexicon or str(value) not in said, value
+
+
+def _leaves(data) -> list:
+    if isinstance(data, dict):
+        return [leaf for v in data.values() for leaf in _leaves(v)]
+    if isinstance(data, list):
+        return [leaf for v in data for leaf in _leaves(v)]
+    return [data]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["attack-spray", "attack-dump"])
+def test_the_attacker_states_expected_values_and_is_charged_to_null(policy, docker_image):
+    task = resolve(["acme/coworker-question-l2-s0"])[0]
+    spec = RolloutSpec(
+        run_id="pytest-attacker",
+        rollout_id=f"attack-{policy}",
+        task=task.key,
+        task_path=str(task.path.absolute()),
+        policy=policy,
+    )
+    outcome = asyncio.run(run_rollout(spec))
+    grade = outcome.grade
+    assert grade is not None and not grade.incomplete, outcome.error
+    hits = [i.id for i in grade.items if i.points > 0 and i.status == "pass"]
+    charged = {i.id: i.earned for i in grade.items if i.section == "claims" and i.status == "fail"}
+    assert hits, "the attacker wrote nothing the rubric reads: it would prove nothing"
+    assert charged and grade.raw <= 0, grade.summary()
