@@ -6,9 +6,11 @@ For each task, in real sandboxes:
 3. the untouched initial state is graded: every positive item that already passes is
    a rubric hole, unless the item is marked `baseline_ok` (with a reason); every
    penalty or gate that already fires is a problem (it would charge doing nothing);
-4. scripted cheats (gym.policies.cheats) must not score above the null policy, and
-   `cheat-destroy` must score strictly below it in the raw score (no floor at 0),
-   which only the damage section (grader.damage) and the task's penalties can do.
+4. scripted cheats (gym.policies.cheats) and the white-box attacker (gym.policies.attacker:
+   it reads how the rubric grades, never what it expects, and writes every candidate where
+   the rubric reads) must not score above the null policy, and `cheat-destroy` must score
+   strictly below it in the raw score (no floor at 0), which only the damage section
+   (grader.damage) and the task's penalties can do.
 Without a judge model configured, judge items cannot be checked: they are left out of
 every score here and counted in the report, instead of failing every task.
 """
