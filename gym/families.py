@@ -352,7 +352,6 @@ def generate(world, rng, level: int) -> Instance:
     stock = {{item: rng.randrange(100, 1000) for item in ITEMS}}
     item = rng.choice(ITEMS)
     rows = ", ".join(f"('{{name}}', {{count}})" for name, count in stock.items())
-    others = sorted({{str(count) for name, count in stock.items() if count != stock[item]}})
     return Instance(
         prompt=f"How many units of {{item}} are in stock? The table is stock_levels.",
         sql=(
@@ -366,22 +365,13 @@ def generate(world, rng, level: int) -> Instance:
                 "description": f"The answer gives {{stock[item]}} units of {{item}}",
                 "points": 2,
                 "kind": "python",
-                "check": "transcript.final_answer_contains",
-                # The value with a word boundary: '1234' must not pass for '123'.
-                "args": {{"regex": rf"(?<!\\d){{stock[item]}}(?!\\d)"}},
-            }},
-            {{
-                # Without this, an answer listing every number in the table would pass.
-                "id": "no-other-counts",
-                "description": "Penalty: the answer names other items' counts",
-                "points": -2,
-                "kind": "python",
-                "check": "transcript.final_answer_absent",
-                "args": {{"regex": "|".join(rf"(?<!\\d){{n}}(?!\\d)" for n in others)}},
-                "baseline_ok": True,
-                "baseline_reason": "A penalty: it holds until the answer names another count.",
+                # A claim (grader.claims): every other count of units the answer states is charged
+                # what this one earns, so an answer listing every count in the table earns nothing.
+                "check": "claims.stated",
+                "args": {{"kind": "units", "value": stock[item]}},
             }},
         ],
+        claims={{"units": {{"extract": "count", "noun": "units?"}}}},
         solution=[
             {{"tool": "db.query", "args": {{"sql": f"SELECT units FROM stock_levels WHERE item = '{{item}}'"}}}},
             {{"answer": f"{{stock[item]}} units of {{item}} are in stock."}},
