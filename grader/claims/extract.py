@@ -41,6 +41,8 @@ _DATES = (
     r"(?<![\d.])(?P<day>\d{1,2})\.(?P<mon>\d{1,2})\.(?P<year>\d{4})(?![\d.]\d)",
     rf"(?<!\d)(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b\.?(?:,?\s+(?P<year>\d{{4}})(?!\d))?",
     rf"\b{_MONTH}\.?\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)(?:,?\s+(?P<year>\d{{4}})(?!\d))?",
+    # The first days of a list that names its month once: the 21 of "21 and 24 March".
+    rf"(?<![\d.])(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?=(?:\s*(?:,|and|&|or)\s*\d{{1,2}}(?:st|nd|rd|th)?)+\s+(?:of\s+)?{_MONTH}\b(?:,?\s+(?P<year>\d{{4}}))?)",
 )
 _EMAIL = r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _DURATION = (
@@ -50,12 +52,19 @@ _DURATION = (
 # A number as written: thousands grouped by , . ' or a narrow/no-break space, up to two decimals.
 _NUMBER = r"(?<![\w.,#/-])(?:\d{1,3}(?:[,.'\u00a0\u202f]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w%]|[.,/-]\d)"
 _CURRENCY = r"(?:eur|euros?|€|usd|\$|gbp|£|chf)"
+_UNITS = (
+    r"(?:business |working |calendar )?days?|weeks?|months?|years?|hours?|hrs?|minutes?|mins?|nights?|seats?"
+    r"|people|persons?|users?|licen[cs]es?|tickets?|invoices?|claims?|items?|lines?|units?|deals?|requests?"
+    r"|employees?|customers?|contacts?|times|pages?|rows?|sheets?"
+)
 # Numbers that are not amounts: a time, a percentage, a policy section, a list item's number.
 _NOT_AMOUNT = (
     r"(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?!\d)",
     r"(?<![\w.,(])\d{1,2}\)|^\s*(?:[-*\u2022]\s*)?\d{1,2}\.(?=\s)",
     r"(?<![\d.,])\d+(?:[.,]\d+)?\s*(?:%|percent\b|per cent\b)",
     r"(?:section|sections|§|clause|rule|paragraph|para\.?|chapter)\s*\d+(?:\.\d+)*(?:\s*(?:and|,|or)\s*\d+(?:\.\d+)*)*",
+    # A number of things, not money: "30 days", "a 3-year term", "the 140-seat renewal".
+    rf"(?<![\d.,])\d+(?:[.,]\d+)?(?:\s*-\s*|\s+)(?:{_UNITS})\b",
 )
 # Counts people write in words: "no open tickets" is 0.
 _WORDS = {"no": 0, "none": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -124,6 +133,9 @@ def normalize(kind: ClaimKind, value: Any) -> Any:
             ):
                 return entry.value
         return str(value)
+    if kind.normalize == "number":
+        number = value if isinstance(value, int | float) else parse_number(str(value))
+        return None if number is None else float(number)
     text = fold(str(value))
     return text if kind.case_sensitive else text.casefold()
 
@@ -236,9 +248,10 @@ def _count(name: str, kind: ClaimKind, line: str, taken: list[tuple[int, int]]) 
     def joined(gap: str) -> bool:
         return len(gap) <= 25 and not re.search(r"\d|[;|]|,\s", gap)
 
+    blocked = taken + _date_spans(line)  # the 2025 of "tickets created in March 2025" counts nothing
     out = []
     for m in patterns.finditer(_COUNT_NUMBER, line, ignore_case=True):
-        if not _free(m.start(), m.end(), taken):
+        if not _free(m.start(), m.end(), blocked) or re.fullmatch(r"(?:19|20)\d\d", m.group(0)):
             continue
         near = any(
             (start >= m.end() and joined(line[m.end() : start]))
@@ -252,11 +265,15 @@ def _count(name: str, kind: ClaimKind, line: str, taken: list[tuple[int, int]]) 
     return out
 
 
-def _masked(line: str) -> list[tuple[int, int]]:
-    """Spans whose digits are no amount: dates, times, percentages, sections, ids (see _NUMBER)."""
-    spans = [
+def _date_spans(line: str) -> list[tuple[int, int]]:
+    return [
         (m.start(), m.end()) for pattern in _DATES for m in patterns.finditer(pattern, line, ignore_case=True)
     ]
+
+
+def _masked(line: str) -> list[tuple[int, int]]:
+    """Spans whose digits are no amount: dates, times, percentages, sections, ids (see _NUMBER), counts of things."""
+    spans = _date_spans(line)
     spans += [
         (m.start(), m.end())
         for pattern in _NOT_AMOUNT

@@ -5,14 +5,16 @@ for, every distinct wrong value the agent asserted anywhere it wrote (grader.cla
 costs `charge` points, at most `cap`:
 
 - charge: by default the mean points of the kind's items, times the odds against guessing
-  when the kind is a closed lexicon: with m of its N values expected, max(1, m / (N - m)).
-  So a wrong value costs what a right one earns, and listing every value of a lexicon, or
-  guessing any subset of it blindly, earns nothing on average;
+  when the kind is a closed lexicon: with m of its N values expected, m / (N - m), and with k
+  of its n items expecting one value, k / (n - k) (at least 1). So a wrong value costs what a
+  right one earns, and listing every value of a lexicon, guessing any subset of it blindly, or
+  giving every subject the same value (approve everything), earns nothing;
 - cap: by default the points of the kind's items, so an answer that asserts everything
   of a kind nets at most zero on it, the same as saying nothing.
 
 A value asserted in a place the task did not ask for (another channel, another person's
-direct messages) is charged too, even when it is the right value.
+direct messages) is charged too, even when it is the right value; a wrong value told to three
+people, or recorded on three rows, is three wrong values.
 """
 
 from __future__ import annotations
@@ -31,15 +33,27 @@ def charge_rate(statements: Statements, kind: str) -> tuple[float, float]:
     mine = [e for e in statements.expected if e.kind == kind]
     points = float(sum(e.points for e in mine))
     mean = points / len(mine) if mine else 0.0
-    odds = 1.0
-    if spec.values is not None:
-        lexicon = {fold(e.value).casefold() for e in spec.entries()}
-        expected = {fold(str(e.value)).casefold() for e in mine}
-        rest = len(lexicon - expected)
-        odds = max(1.0, len(expected) / rest) if rest else float(len(expected) or 1)
-    rate = spec.charge if spec.charge is not None else mean * odds
+    rate = spec.charge if spec.charge is not None else mean * _odds(spec, mine)
     cap = spec.cap if spec.cap is not None else points
     return rate, cap
+
+
+def _odds(spec, mine: list) -> float:
+    """How much more a wrong value of a closed lexicon costs than a right one earns, so that no blind
+    strategy earns anything: guessing any subset of the lexicon (with m of its N values expected,
+    m / (N - m)), or saying one value for every subject (with k of n items expecting it, k / (n - k))."""
+    if spec.values is None:
+        return 1.0
+    lexicon = {fold(e.value).casefold() for e in spec.entries()}
+    wanted = [fold(str(e.value)).casefold() for e in mine]
+    rest = len(lexicon - set(wanted))
+    odds = [1.0, len(set(wanted)) / rest if rest else 1.0]
+    odds += [
+        wanted.count(v) / (len(wanted) - wanted.count(v))
+        for v in set(wanted)
+        if wanted.count(v) < len(wanted)
+    ]
+    return max(odds)
 
 
 def _shown(value: object, text: str) -> str:

@@ -111,14 +111,14 @@ class Statements:
         )
 
     def wrong(self, kind: str) -> list[Statement]:
-        """The kind's wrong statements, one per (value, subject): repeating a value is one claim."""
-        seen: set[tuple[str, str | None]] = set()
+        """The kind's wrong statements, one per (value, subject, place): repeating a value in one place is
+        one claim; telling it to three people, or recording it on three rows, is three."""
+        seen: set[tuple[str, str | None, str]] = set()
         out = []
         for s in self.statements:
             if s.found.kind != kind or self.is_right(s) or self.is_neutral(s):
                 continue
-            # Rows are claims of their own: the same wrong decision on two rows is two wrong claims.
-            key = (repr(s.found.value), s.about or (s.place if s.place.startswith("sql:") else None))
+            key = (repr(s.found.value), s.about, s.place)
             if key not in seen:
                 seen.add(key)
                 out.append(s)
@@ -212,8 +212,16 @@ def build(claims: Claims, items: list[Any], probe: Any, trajectory: Any) -> Stat
             writings += read(probe, where)
         except StateError as exc:
             result.notes.append(f"{where}: {exc}")
+    # A kind whose items all read the database (a decision) is asserted there only: "9 approved"
+    # in a summary is not a decision. Every other kind is read wherever the agent wrote.
+    recorded = {e.kind for e in result.expected if e.where.startswith("sql:")}
+    recorded -= {e.kind for e in result.expected if not e.where.startswith("sql:")}
     for writing in writings:
-        result.statements += _statements(writing, claims, subjects)
+        in_database = writing.place.startswith("sql:")
+        read = claims.model_copy(
+            update={"kinds": {n: k for n, k in claims.kinds.items() if (n in recorded) == in_database}}
+        )
+        result.statements += _statements(writing, read, subjects)
     given = (
         channels.prompt(trajectory)
         + "\n"

@@ -172,3 +172,34 @@ def test_a_document_the_items_read_is_a_place_and_its_rows_are_lines():
 def test_an_unknown_kind_is_the_items_error():
     result = run([claim("x", "nosuchkind", 1)])
     assert result.items[0].status == "error" and "no kind 'nosuchkind'" in result.items[0].error
+
+
+def test_a_decision_in_the_database_is_not_read_from_a_summary_of_it():
+    query = "SELECT status FROM claims WHERE id = 7"
+    kinds = {"decision": {"values": ["pending", "approved", "rejected"], "allow": ["pending"]}}
+    items = [claim("decided", "decision", "rejected", 3, where=f"sql:{query}")]
+    result = run(
+        items,
+        "Done: 9 approved, 6 rejected.",
+        kinds=kinds,
+        probe_extra={"sql": {query: [{"status": "rejected"}]}},
+    )
+    assert result.raw == 3
+
+
+def test_giving_every_subject_the_same_value_earns_nothing():
+    kinds = {"decision": {"values": ["pending", "approved", "rejected"], "allow": ["pending"]}}
+    queries = {i: f"SELECT status FROM claims WHERE id = {i}" for i in (1, 2, 3)}
+    expected = {1: "approved", 2: "approved", 3: "rejected"}
+    items = [claim(f"c{i}", "decision", v, 3, where=f"sql:{queries[i]}") for i, v in expected.items()]
+    approve_all = {q: [{"status": "approved"}] for q in queries.values()}
+    assert run(items, kinds=kinds, probe_extra={"sql": approve_all}).raw <= 0  # 2 right, 1 wrong at odds 2
+    right = {queries[i]: [{"status": v}] for i, v in expected.items()}
+    assert run(items, kinds=kinds, probe_extra={"sql": right}).raw == 9
+
+
+def test_a_wrong_value_told_to_several_people_is_charged_for_each():
+    items = [claim("total", "amount", 300, where="dm:anna,jordan.lee")]
+    told = [("dm:anna,jordan.lee", "EUR 300.00, or EUR 999.00"), ("dm:bob,jordan.lee", "EUR 999.00")]
+    charge = [i for i in run(items, posts=told).items if i.id == "claims.amount"][0]
+    assert "2 wrong or misplaced" in charge.evidence  # 999 to Anna, and 999 to Bob
