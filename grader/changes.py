@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.errors import SandboxError
+from core.shown import shown
 from grader.chatstate import ChatSnapshot
 from grader.errors import ProbeError, StateError
 
@@ -66,9 +68,14 @@ class RowChange:
 
 @dataclass(frozen=True)
 class FileChange:
-    path: str
+    path: str  # as the container listed it: surrogateescape-decoded, so any bytes round-trip
     change: Literal["added", "modified", "deleted"]
     size: int = 0
+
+    @property
+    def shown(self) -> str:
+        """The path for people and evidence: one line, control characters and stray bytes escaped."""
+        return shown(self.path)
 
 
 @dataclass(frozen=True)
@@ -124,9 +131,9 @@ def _file_lines(files: list[FileChange]) -> list[str]:
     lines = []
     for f in sorted(files, key=lambda f: (order[f.change], f.path)):
         lines.append(
-            f"+ {f.path} ({_size(f.size)})"
+            f"+ {f.shown} ({_size(f.size)})"
             if f.change == "added"
-            else f"{_sign(f.change)} {f.path} ({f.change})"
+            else f"{_sign(f.change)} {f.shown} ({f.change})"
         )
     return lines
 
@@ -137,9 +144,9 @@ def _post_lines(posts: list[PostChange], width: int) -> list[str]:
         where = post.channel if post.channel.startswith("dm:") else f"#{post.channel}"
         thread = " (in thread)" if post.thread else ""
         note = "" if post.change == "added" else f"({post.change}) "
-        text = note + " ".join(post.message.split())
+        text = note + shown(" ".join(post.message[: width * 4].split()))
         text = text if len(text) <= width else text[: width - 1] + "…"
-        lines.append(f"{_sign(post.change)} {where}{thread} @{post.user}: {text}")
+        lines.append(f"{_sign(post.change)} {shown(where)}{thread} @{shown(post.user)}: {text}")
     return lines
 
 
@@ -176,16 +183,26 @@ def post_changes(baseline: dict[str, str], snapshot: ChatSnapshot) -> list[PostC
     return out
 
 
-def _json_object(text: str, what: str) -> dict[str, list]:
+def _listing(text: str, what: str) -> tuple[dict[str, list], str | None]:
+    """A list-workspace listing: ({path: [size, sha256 | None]}, why it stopped early or None).
+
+    Its shape is the listing program's, so a malformed one is the infrastructure's (ProbeError).
+    """
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
         raise ProbeError(f"{what} is not readable JSON") from None
-    if not isinstance(data, dict) or not all(
-        isinstance(v, list) and len(v) == 2 and isinstance(v[0], int) for v in data.values()
+    if isinstance(data, dict) and set(data) == {"files", "over"}:
+        files, over = data["files"], data["over"]
+    else:  # a listing from before the bounds: the files alone
+        files, over = data, None
+    if (
+        not isinstance(files, dict)
+        or not (over is None or isinstance(over, str))
+        or not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], int) for v in files.values())
     ):
         raise ProbeError(f"{what} has an unexpected shape")
-    return data
+    return files, over
 
 
 def _row_changes(sql: Callable[..., list[dict[str, Any]]]) -> tuple[dict, list[RowChange]] | None:
@@ -212,8 +229,15 @@ def _as_dict(value: Any) -> dict[str, Any] | None:
 def read_changes(
     sandbox: Any, sql: Callable[..., list[dict[str, Any]]], chat: Callable[[], ChatSnapshot]
 ) -> Changes | None:
-    """A live sandbox's changes since READY; None when it marked no baseline (ProbeError when unreadable)."""
-    result = sandbox.exec(READ_STATE, user="root", timeout=60, max_output=MAX_OUTPUT_BYTES)
+    """A live sandbox's changes since READY; None when it marked no baseline.
+
+    ProbeError when the infrastructure could not read them; StateError when what the agent
+    left cannot be listed within the listing's bounds (images/world/bin/list-workspace).
+    """
+    try:
+        result = sandbox.exec(READ_STATE, user="root", timeout=60, max_output=MAX_OUTPUT_BYTES)
+    except SandboxError as exc:
+        raise ProbeError(f"read-state failed: {exc}") from None
     if result.exit_code in (3, 126, 127):  # no baseline marked, or no such program (another image)
         return None
     if result.truncated or not result.ok:
@@ -225,8 +249,12 @@ def read_changes(
             f"read-state in {sandbox.id[:12]} printed an unexpected layout "
             f"({len(parts)} parts, starting {result.output[:160]!r})"
         )
-    before = _json_object(parts[1], "the baseline workspace listing")
-    after = _json_object(parts[2], "the final workspace listing")
+    before, too_big = _listing(parts[1], "the baseline workspace listing")
+    if too_big:  # made at READY, before the agent started: the task's world, not the agent
+        raise ProbeError(f"the baseline workspace listing of {sandbox.id[:12]} stopped early: {too_big}")
+    after, too_big = _listing(parts[2], "the final workspace listing")
+    if too_big:  # the agent left a maze (or a flood) the grader will not walk: its doing
+        raise StateError(f"the agent left /workspace over the grader's bounds: {too_big}")
     changes = Changes(files=file_changes(before, after), sources=("files",))
     rows = _row_changes(sql)
     if rows is not None:

@@ -154,7 +154,7 @@ def _describe_rows(rows: list[RowChange]) -> str:
 
 def _describe(changes: list[FileChange] | list[PostChange]) -> str:
     shown = [
-        f"{c.path} {c.change}"
+        f"{c.shown} {c.change}"
         if isinstance(c, FileChange)
         else f"post {c.id} {c.change}" + (f" in {c.channel}" if c.change == "added" else "")
         for c in changes[:8]

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core.shown import json_safe
 
 Status = Literal["pass", "fail", "error"]
 Kind = Literal["python", "judge"]
@@ -28,6 +30,18 @@ Kind = Literal["python", "judge"]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _json_safe(value: str | None) -> str | None:
+    return json_safe(value) if isinstance(value, str) else value
+
+
+def _json_safe_tree(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_json_safe_tree(k): _json_safe_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe_tree(v) for v in value]
+    return _json_safe(value)
 
 
 class Verdict(_Strict):
@@ -40,6 +54,8 @@ class Verdict(_Strict):
     reason: str = Field("", description="The judge's one-paragraph justification.")
     error: str | None = Field(None, description="Why this judge call failed, after retries.")
     cached: bool = Field(False, description="Served from the on-disk judge cache.")
+
+    _safe = field_validator("verdict", "reason", "error")(lambda v: _json_safe(v))
 
 
 class ItemResult(_Strict):
@@ -57,6 +73,9 @@ class ItemResult(_Strict):
     error: str | None = Field(None, description="Why the check could not run (status == 'error').")
     verdicts: list[Verdict] = Field(default_factory=list, description="Judge panel verdicts, one per call.")
     seconds: float = Field(0.0, description="Time spent evaluating this item.")
+
+    # Evidence quotes what the agent named (a file called b"\xff"): it must always dump as JSON.
+    _safe = field_validator("id", "description", "evidence", "error")(lambda v: _json_safe(v))
 
     @property
     def penalty(self) -> bool:
@@ -83,6 +102,8 @@ class Grade(_Strict):
     meta: dict[str, Any] = Field(
         default_factory=dict, description="Free-form facts (judge models, grader version)."
     )
+
+    _safe_meta = field_validator("meta")(lambda v: _json_safe_tree(v))
 
     def __str__(self) -> str:
         return f"{_fmt(self.earned)}/{self.possible}"

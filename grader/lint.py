@@ -9,6 +9,8 @@ final-answer regex that matches a bare number (any answer listing numbers
 passes it) or, in any case, a common short word (`\bIT\b` for Italy passes "I did it"),
 and the scoring holes of grader.lint_holes (answers without precision, penalties
 that never fire, a success claim that scores).
+Refused as absurd (errors, grader.lint_limits): a foreach over 10,000 items and a regular
+expression that can backtrack catastrophically.
 Rubric problems carry the line of their item's `"id"`.
 """
 
@@ -25,6 +27,7 @@ from core.errors import RubricError
 from grader.checks import resolve, signature_problem
 from grader.expand import PLACEHOLDER, expand_item
 from grader.lint_holes import holes
+from grader.lint_limits import limit_problems
 from grader.loader import Problem, check_rubric
 from grader.rubric import Item, PythonItem, Rubric
 
@@ -252,7 +255,12 @@ def lint_rubric(file: Path, report: LintReport) -> None:
     report.problems += _located(problems, lines)
     if rubric is None:
         return
+    # Absurd input first (grader.lint_limits): an item whose foreach is over the bound is not expanded.
+    refused, oversized = limit_problems(rubric, str(file))
+    report.problems += _located(refused, lines)
     for index, item in enumerate(rubric.items):
+        if index in oversized:
+            continue
         found = _item_problems(rubric, index, str(file))
         report.problems += _located(found, lines)
         warnings = _item_warnings(item, _concrete(rubric, index), f"$.items[{index}]", str(file))
@@ -260,6 +268,8 @@ def lint_rubric(file: Path, report: LintReport) -> None:
     report.warnings += _located(holes(rubric, str(file)), lines)
     expanded: dict[str, int] = {}
     for index, item in enumerate(rubric.items):
+        if index in oversized:
+            continue
         if item.foreach is not None and item.foreach.initial_query is not None:
             report.items += 1
             continue

@@ -2,20 +2,28 @@
 
 Two kinds of failure, kept apart on purpose:
 - ProbeError: the state could not be read (container gone, chat service down,
-  exec timed out). Infrastructure noise: the item becomes `error`.
+  exec timed out, a reader printing garbage). Infrastructure noise: the item
+  becomes `error`.
 - StateError: the state was read and cannot answer (a query fails because the
-  agent dropped a table, a document is corrupt). That is the agent's doing: the
-  item `fail`s with the message as evidence. An agent must not be able to turn
-  a failing check into an excused `error` by breaking things.
+  agent dropped a table, a document is corrupt or too large to read, a file is
+  over the size limit or unreadable, a maze in /workspace). That is the agent's
+  doing: the item `fail`s with the message as evidence. An agent must not be able
+  to turn a failing check into an excused `error` by breaking things.
+
+Files are never read by following the agent's symlinks: mcp_wrappers.safe_copy
+copies them, as `grader`, into the grader's own folder (each part of the path
+opened with O_NOFOLLOW), and the host reads the copy.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
+import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from core.errors import SandboxError
 from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
 from grader.docstate import document_dict
@@ -29,9 +37,15 @@ WORKSPACE = "/workspace"
 READER = "grader"
 SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.chat.snapshot"]
 READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document"]
+SAFE_COPY = [*PYTHON, "-m", "mcp_wrappers.safe_copy"]
 DOCUMENT_COPIES = "/var/lib/egym-grader/documents"  # the reader opens copies here, never the agent's files
+FILE_COPIES = "/var/lib/egym-grader/files"  # file() reads these copies through the Docker API
 MAX_OUTPUT_BYTES = 64 << 20  # a reader's whole answer
 MAX_FILE_BYTES = 64 << 20
+COPY_TIMEOUT_S = 60
+# The document reader stops itself this long before its exec's timeout (it kills its own LibreOffice).
+READER_MARGIN_S = 20
+_COPY_ANSWERS = ("copied", "absent", "refused")
 __all__ = ["Probe", "ProbeError", "SandboxProbe", "StateError", "StaticProbe", "workspace_path"]
 
 
@@ -45,7 +59,8 @@ class Probe(Protocol):
         ...
 
     def file(self, path: str) -> bytes | None:
-        """A file's bytes, None when absent. Relative paths are under /workspace."""
+        """A regular file's bytes, None when absent (or a symlink, a folder). Relative paths are under
+        /workspace. StateError when the agent made it unreadable (too large, its mode)."""
         ...
 
     def document(self, path: str) -> dict[str, Any]:
@@ -82,10 +97,11 @@ class SandboxProbe:
         self._sql: SqlSession | None = None
         self._rows: dict[str, list[dict[str, Any]] | Exception] = {}
         self._chat: ChatSnapshot | None = None
-        self._files: dict[str, bytes | None] = {}
+        self._files: dict[str, bytes | None | StateError] = {}
         self._documents: dict[str, dict[str, Any] | ProbeError] = {}
         self._copies = 0
-        self._changes: Changes | None | ProbeError = ProbeError("not read yet")
+        self._copy_tag = secrets.token_hex(4)  # copies of two probes on one sandbox never share a name
+        self._changes: Changes | None | ProbeError | StateError = ProbeError("not read yet")
         self._changes_read = False
 
     def sql(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -100,8 +116,15 @@ class SandboxProbe:
 
     def _fetch(self, requests: list[tuple[str, Any]]) -> None:
         if self._sql is None:
-            self._sql = SqlSession(self.sandbox)
-        for (query, params), answer in zip(requests, self._sql.query_many(requests), strict=True):
+            try:
+                self._sql = SqlSession(self.sandbox)
+            except SandboxError as exc:
+                raise ProbeError(f"SQL session in {self.sandbox.id[:12]} could not start: {exc}") from None
+        try:
+            answers = self._sql.query_many(requests)
+        except OSError as exc:  # the session's stream broke under it
+            raise ProbeError(f"SQL session in {self.sandbox.id[:12]} broke: {exc}") from None
+        for (query, params), answer in zip(requests, answers, strict=True):
             self._rows[_sql_key(query, params)] = answer
 
     def chat(self) -> ChatSnapshot:
@@ -116,19 +139,50 @@ class SandboxProbe:
         return self._chat
 
     def file(self, path: str) -> bytes | None:
+        """A regular file's bytes; None when absent or not a regular file (a symlink, a folder).
+
+        StateError when the agent made it unreadable (over the size limit, its mode).
+        """
         path = workspace_path(path)
         if path not in self._files:
-            self._files[path] = self._read(path)
-        return self._files[path]
+            try:
+                self._files[path] = self._read(path)
+            except StateError as exc:
+                self._files[path] = exc
+        found = self._files[path]
+        if isinstance(found, StateError):
+            raise StateError(str(found))
+        return found
 
     def _read(self, path: str) -> bytes | None:
-        """A regular file's bytes through the Docker API (no code runs in the container); None when absent."""
-        try:
-            return self.sandbox.read_file(path, max_bytes=MAX_FILE_BYTES)
-        except (FileNotFoundError, IsADirectoryError):
+        """Copy the file into the grader's folder without following symlinks, then read the copy."""
+        self._copies += 1
+        copy = f"{FILE_COPIES}/{self._copy_tag}-{self._copies}"
+        answer = self._copy({path: copy})[path]
+        if "absent" in answer:
             return None
-        except OSError as exc:  # over the size limit
-            raise ProbeError(f"{path}: {exc}") from None
+        if "refused" in answer:
+            raise StateError(answer["refused"])
+        try:
+            return self.sandbox.read_file(copy, max_bytes=MAX_FILE_BYTES)
+        except Exception as exc:  # noqa: BLE001 - the grader's own copy: any trouble reading it is ours
+            raise ProbeError(f"{path}: the grader's copy could not be read: {exc}") from None
+
+    def _copy(self, pairs: dict[str, str]) -> dict[str, dict[str, Any]]:
+        """mcp_wrappers.safe_copy's answer for each source path (src -> destination in the grader's folder)."""
+        sources_and_copies = [part for pair in pairs.items() for part in pair]
+        data = self._run_json(
+            [*SAFE_COPY, str(MAX_FILE_BYTES), *sources_and_copies], "safe_copy", timeout=COPY_TIMEOUT_S
+        )
+        if not isinstance(data, dict) or not all(
+            isinstance(data.get(src), dict)
+            and len(data[src]) == 1
+            and next(iter(data[src])) in _COPY_ANSWERS
+            and isinstance(next(iter(data[src].values())), int | str)
+            for src in pairs
+        ):
+            raise ProbeError(f"safe_copy in {self.sandbox.id[:12]} printed an unexpected answer")
+        return data
 
     def document(self, path: str) -> dict[str, Any]:
         path = workspace_path(path)
@@ -149,28 +203,43 @@ class SandboxProbe:
             self._read_documents(missing)
 
     def _read_documents(self, paths: list[str]) -> None:
-        """Copy each file into the grader's own folder, then read all copies in one LibreOffice run."""
-        copies: dict[str, str] = {}
+        """Copy each file into the grader's own folder, then read all copies in one LibreOffice run.
+
+        A failed run is remembered for its paths: items reading the same document do not start
+        the reader again (each try may take the reader's whole time).
+        """
+        pairs = {}
         for path in paths:
-            try:
-                data = self._read(path)
-            except ProbeError as exc:
-                self._documents[path] = exc
-                continue
-            if data is None:
-                self._documents[path] = {"error": f"no such file: {path}"}
-                continue
             self._copies += 1
-            copy = f"{DOCUMENT_COPIES}/{self._copies}/{posixpath.basename(path)}"
-            self.sandbox.write_file(copy, data, user=READER, mode=0o600)
-            copies[copy] = path
+            pairs[path] = f"{DOCUMENT_COPIES}/{self._copy_tag}-{self._copies}/{posixpath.basename(path)}"
+        try:
+            answers = self._copy(pairs)
+        except ProbeError as exc:
+            self._documents.update(dict.fromkeys(paths, exc))
+            return
+        copies: dict[str, str] = {}
+        for path, copy in pairs.items():
+            answer = answers[path]
+            if "absent" in answer:
+                self._documents[path] = {"error": f"no such file: {path}"}
+            elif "refused" in answer:  # the checks raise StateError on a document error: the agent's
+                self._documents[path] = {"error": answer["refused"]}
+            else:
+                copies[copy] = path
         if not copies:
             return
-        data = self._run_json([*READ_DOCUMENT, *copies], "read_document")
-        if not isinstance(data, dict):
-            raise ProbeError(
-                f"read_document in {self.sandbox.id[:12]} printed {type(data).__name__}, expected an object"
+        budget = max(self.timeout_s - READER_MARGIN_S, self.timeout_s / 2)
+        try:
+            data = self._run_json(
+                [*READ_DOCUMENT, *copies], "read_document", env={"EGYM_READER_BUDGET_S": f"{budget:g}"}
             )
+            if not isinstance(data, dict):
+                raise ProbeError(
+                    f"read_document in {self.sandbox.id[:12]} printed {type(data).__name__}, expected an object"
+                )
+        except ProbeError as exc:
+            self._documents.update(dict.fromkeys(copies.values(), exc))
+            return
         for copy, path in copies.items():
             try:
                 doc = document_dict(data.get(copy))
@@ -187,16 +256,23 @@ class SandboxProbe:
         if not self._changes_read:
             try:
                 self._changes = read_changes(self.sandbox, self.sql, self.chat)
-            except ProbeError as exc:
+            except (ProbeError, StateError) as exc:
                 self._changes = exc
             self._changes_read = True
-        if isinstance(self._changes, ProbeError):
-            raise ProbeError(str(self._changes))
+        if isinstance(self._changes, ProbeError | StateError):
+            raise type(self._changes)(str(self._changes))
         return self._changes
 
-    def _run_json(self, cmd: list[str], what: str) -> Any:
-        result = self.sandbox.exec(cmd, user=READER, timeout=self.timeout_s, max_output=MAX_OUTPUT_BYTES)
+    def _run_json(
+        self, cmd: list[str], what: str, *, timeout: float | None = None, env: dict[str, str] | None = None
+    ) -> Any:
         where = f"{what} in {self.sandbox.id[:12]}"
+        try:
+            result = self.sandbox.exec(
+                cmd, user=READER, timeout=timeout or self.timeout_s, max_output=MAX_OUTPUT_BYTES, env=env
+            )
+        except SandboxError as exc:
+            raise ProbeError(f"{where} failed: {exc}") from None
         if result.truncated:
             raise ProbeError(f"{where} printed more than {MAX_OUTPUT_BYTES >> 20} MB")
         if not result.ok:

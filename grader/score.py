@@ -80,7 +80,11 @@ def run_python(
         if not isinstance(out, CheckResult | bool):
             raise TypeError(f"check returned {type(out).__name__}, expected bool or CheckResult")
         passed, evidence = (out.passed, out.evidence) if isinstance(out, CheckResult) else (out, "")
+        if item.negate:
+            passed, evidence = not passed, f"(negated) {evidence}"
     except StateError as exc:
+        # What the agent left cannot answer: that counts against it whatever the item's sign or
+        # `negate` (a positive item fails, a penalty fires), never flipped into a pass.
         passed, evidence = False, str(exc)
     except Exception as exc:  # noqa: BLE001 - a broken check must not break the grade
         return _result(
@@ -89,8 +93,6 @@ def run_python(
             error=f"{type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT],
             seconds=time.monotonic() - started,
         )
-    if item.negate:
-        passed, evidence = not passed, f"(negated) {evidence}"
     score = 1.0 if passed else 0.0
     return _result(
         item,
@@ -138,6 +140,13 @@ def _sync_part(
             results.append(None)
             try:
                 evidence[index] = render(item.evidence, probe, trajectory)
+            except StateError as exc:  # what the agent left cannot be shown to the judge: charged to it
+                evidence[index] = _result(
+                    item,
+                    "fail",
+                    earned=item.earned_for(0.0),
+                    evidence=f"evidence unreadable: {exc}"[:EVIDENCE_LIMIT],
+                )
             except Exception as exc:  # noqa: BLE001
                 evidence[index] = _result(
                     item, "error", error=f"evidence unavailable: {type(exc).__name__}: {exc}"[:EVIDENCE_LIMIT]

@@ -69,8 +69,20 @@ class _Worker(threading.Thread):
             pass
 
 
+# What a check may call: the Probe protocol's read methods (grader.probe.Probe), nothing else.
+READ_METHODS = frozenset({"sql", "chat", "file", "document", "prefetch", "changes"})
+
+
 class TimedProbe:
-    """A probe wrapper that measures time spent inside the probe and can be revoked."""
+    """What a check sees as `ctx.probe`: the probe's read methods only, timed and revocable.
+
+    Anything else (the live sandbox behind a SandboxProbe, its caches) is an AttributeError:
+    a check that could run commands in the sandbox could change the state it grades, and
+    the agent would be charged for it. (A check is trusted code: this stops accidents, not
+    a check determined to dig through Python's internals.)
+    """
+
+    __slots__ = ("_probe", "_lock", "_revoked", "_inside", "_entered")
 
     def __init__(self, probe: Any):
         self._probe = probe
@@ -80,9 +92,12 @@ class TimedProbe:
         self._entered: float | None = None
 
     def __getattr__(self, name: str) -> Any:
+        if name not in READ_METHODS:
+            raise AttributeError(
+                f"a check's probe has no {name!r}: checks read the final state only through "
+                f"{', '.join(sorted(READ_METHODS))}"
+            )
         attr = getattr(self._probe, name)
-        if not callable(attr):
-            return attr
 
         def call(*args: Any, **kwargs: Any) -> Any:
             with self._lock:

@@ -211,7 +211,9 @@ def _world_claims(world_dir: Path, instance: Instance) -> dict[str, Any]:
     used = sorted({i["args"]["kind"] for i in instance.rubric_items if i.get("check") == CLAIM_CHECK})
     unknown = [k for k in used if k not in known]
     if unknown:
-        raise TaskError(f"claim kind {unknown[0]!r} is neither the family's nor the world's ({', '.join(sorted(known))})")
+        raise TaskError(
+            f"claim kind {unknown[0]!r} is neither the family's nor the world's ({', '.join(sorted(known))})"
+        )
     if not used:
         return {}
     author = {"author": world["author"]} if world.get("author") else {}

@@ -1,8 +1,8 @@
 """`egym lint`: every task, world and rubric checked without starting anything.
 
 Tasks and worlds: the task/world YAML models, initial-state files present, the reference
-solution present, a rubric for every task, and a warning (with the line) where YAML
-cuts a text at ` #`. Rubrics: grader.lint.
+solution present, a rubric for every task, a prompt of at most 64 KB (MAX_PROMPT_BYTES),
+and a warning (with the line) where YAML cuts a text at ` #`. Rubrics: grader.lint.
 
 A folder is searched for `task.yaml`/`world.yaml` files and for rubric `*.json`
 files; JSON inside task/world folders (chat files), `*.schema.json` and files
@@ -130,6 +130,33 @@ def comment_cuts(file: Path) -> list[Problem]:
     return found
 
 
+# The prompt is the first user message of every episode: 64 KB is about 16k tokens, twice the
+# whole context window of the small models egym trains (SmolLM2: 8k) and some 80 times the longest
+# prompt in tasks/ (under 1 KB). Larger is a generator's slip (a data file pasted in), not a task.
+MAX_PROMPT_BYTES = 64 << 10
+
+
+def prompt_too_large(file: Path, prompt: str) -> list[Problem]:
+    """An error when the task's prompt is over MAX_PROMPT_BYTES (UTF-8), located at its `prompt:` key."""
+    size = len(prompt.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PROMPT_BYTES:
+        return []
+    try:
+        found = re.search(r"^prompt\s*:", file.read_text(errors="replace"), re.MULTILINE)
+    except OSError:
+        found = None
+    line = found.string.count("\n", 0, found.start()) + 1 if found else None
+    return [
+        Problem(
+            str(file),
+            "$.prompt",
+            f"the prompt has {size:,} bytes, over the most a prompt may have ({MAX_PROMPT_BYTES >> 10} KB): "
+            "give the agent the data as files in its workspace instead",
+            line=line,
+        )
+    ]
+
+
 def lint_task(file: Path, report: LintReport) -> None:
     report.tasks += 1
     report.warnings += comment_cuts(file)
@@ -139,6 +166,7 @@ def lint_task(file: Path, report: LintReport) -> None:
     except TaskError as exc:
         report.problems.append(task_problem(file, exc))
         return
+    report.problems += prompt_too_large(file, task.prompt)
     if not (task.path / task.solution).exists():
         report.problems.append(
             Problem(str(file), "$.solution", f"reference solution '{task.solution}' not found")

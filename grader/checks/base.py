@@ -9,12 +9,12 @@ cannot answer: the item fails with the message as evidence).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.trajectory import Trajectory
+from grader import patterns
 from grader.errors import StateError
 from grader.probe import Probe
 
@@ -134,7 +134,8 @@ def text_matches(
     if text is not None:
         ok = text in haystack if case_sensitive else text.casefold() in haystack.casefold()
     if ok and regex is not None:
-        ok = re.search(regex, haystack, 0 if case_sensitive else re.IGNORECASE) is not None
+        # The rubric's pattern on the agent's text: under a time limit (PatternTimeout, a StateError).
+        ok = patterns.search(regex, haystack, ignore_case=not case_sensitive) is not None
     return ok
 
 

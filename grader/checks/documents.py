@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from grader import patterns
 from grader.checks.base import (
     CheckContext,
     CheckResult,
@@ -130,7 +131,7 @@ def cell_formula(
     if formula is not None:
         ok = _normalize_formula(actual) == _normalize_formula(formula)
     if ok and regex is not None:
-        ok = re.search(regex, actual, re.IGNORECASE) is not None
+        ok = patterns.search(regex, actual, ignore_case=True) is not None
     return CheckResult(ok, f"{cell} = {actual}")
 
 

@@ -6,6 +6,7 @@ interaction is an exec, an archive copy, or an exec's stdin/stdout stream.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import queue
 import secrets
@@ -38,6 +39,7 @@ MKDIR = ["/bin/mkdir", "-p", "--"]
 # Each sandbox's agent gets a uid of its own from this range (see images/world/bin/egym-init).
 AGENT_UIDS = (100_000_000, 1_000_000_000)
 MAX_EXEC_OUTPUT = 16 << 20
+EXEC_SOCKET_GRACE_S = 30  # past a command's timeout (and `timeout -k 2`), how long to wait for Docker
 MAX_FILE_BYTES = 64 << 20
 
 
@@ -224,7 +226,7 @@ class DockerSandbox:
                 self.id, wrapped, user=user, workdir=cwd, environment=env, stdout=True, stderr=True
             )["Id"]
             # Read everything (the process must not block on a full pipe), keep at most max_output bytes.
-            for chunk in self._exec_output(exec_id):
+            for chunk in self._exec_output(exec_id, read_timeout=timeout + EXEC_SOCKET_GRACE_S):
                 room = max_output - size
                 truncated = truncated or len(chunk) > room
                 if room > 0:
@@ -233,6 +235,11 @@ class DockerSandbox:
             code = self._api.exec_inspect(exec_id)["ExitCode"]
         except docker.errors.APIError as exc:
             raise SandboxError(f"exec in container {self.id[:12]} failed: {exc.explanation or exc}") from None
+        except OSError as exc:  # the engine's socket: a read timeout, a reset (requests' errors are OSErrors)
+            raise SandboxError(
+                f"exec of {argv[0]} in container {self.id[:12]} got no answer from Docker "
+                f"({type(exc).__name__}: {exc or 'timed out'})"
+            ) from None
         seconds = time.monotonic() - started
         timed_out = code in TIMEOUT_EXIT_CODES and seconds >= timeout * 0.98
         output = b"".join(kept).decode(errors="replace")
@@ -259,9 +266,15 @@ class DockerSandbox:
             raise
         return response, response.raw._fp.fp  # http.client's buffered reader over the upgraded socket
 
-    def _exec_output(self, exec_id: str) -> Iterator[bytes]:
-        """Start an exec and yield its output (stdout and stderr frames, in order) until it ends."""
+    def _exec_output(self, exec_id: str, *, read_timeout: float) -> Iterator[bytes]:
+        """Start an exec and yield its output (stdout and stderr frames, in order) until it ends.
+
+        The socket waits `read_timeout` for each frame, not the client's 120 s: a silent command
+        may legitimately run longer (its own `timeout` ends it), and past that a wait is Docker's trouble.
+        """
         response, reader = self._exec_attach(exec_id)
+        with contextlib.suppress(AttributeError, OSError):
+            reader.raw._sock.settimeout(read_timeout)  # the SocketIO's socket (as in DockerStdio)
         try:
             while len(header := reader.read(8)) == 8:  # stream type, 3 zero bytes, payload size
                 size = int.from_bytes(header[4:], "big")

@@ -68,6 +68,14 @@ class Session:
     docs: dict[Path, Any] = field(default_factory=dict)
 
 
+class OfficeTimeout(OfficeError):
+    """A call did not finish in its time; LibreOffice was killed (the next call starts a fresh one)."""
+
+    def __init__(self, message: str, seconds: float):
+        super().__init__(message)
+        self.seconds = seconds
+
+
 class _BridgeLost(Exception):
     """The UNO connection broke (LibreOffice died or was killed)."""
 
@@ -93,14 +101,20 @@ class OfficeBridge:
         self._pipe = f"egym-{name}-{secrets.token_hex(8)}"
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"uno-{name}")
         self._lock = threading.Lock()  # one call at a time, including its timeout handling
+        self._stopped = False  # kill() was called: a start on the UNO thread must not outlive it
 
     # -- public ---------------------------------------------------------------
 
-    def run(self, fn: Callable[[Session], T], what: str) -> T:
-        """Run `fn(session)` on the UNO thread; restart LibreOffice once if the connection is lost."""
+    def run(self, fn: Callable[[Session], T], what: str, *, timeout_s: float | None = None) -> T:
+        """Run `fn(session)` on the UNO thread; restart LibreOffice once if the connection is lost.
+
+        `timeout_s` caps the call, start-up included (default: the call timeout, plus the
+        start timeout when LibreOffice is not running).
+        """
         with self._lock:
             for attempt in (1, 2):
                 budget = self.call_timeout_s + (0 if self._alive() else self.start_timeout_s)
+                budget = budget if timeout_s is None else min(budget, timeout_s)
                 future = self._executor.submit(self._call, fn)
                 try:
                     return future.result(timeout=budget)
@@ -110,9 +124,10 @@ class OfficeBridge:
                     self._executor.shutdown(wait=False, cancel_futures=True)
                     self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"uno-{self.name}")
                     self._session = None
-                    raise OfficeError(
+                    raise OfficeTimeout(
                         f"LibreOffice did not finish {what} within {budget:.0f} s and was restarted; files keep "
-                        "their last saved state. Retry, or split the work into smaller steps."
+                        "their last saved state. Retry, or split the work into smaller steps.",
+                        budget,
                     ) from None
                 except _BridgeLost:
                     self._kill()
@@ -193,6 +208,9 @@ class OfficeBridge:
             )
         except OSError as exc:
             raise OfficeError(f"cannot start LibreOffice ({self.soffice}): {exc.strerror}") from None
+        if self._stopped:  # kill() ran while this start was under way
+            self._kill()
+            raise OfficeError("LibreOffice was stopped")
         local = uno.getComponentContext()
         resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
         deadline = time.monotonic() + self.start_timeout_s
@@ -229,6 +247,11 @@ class OfficeBridge:
 
     def _alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    def kill(self) -> None:
+        """Kill LibreOffice now and start none again (from a signal handler too): its whole process group."""
+        self._stopped = True
+        self._kill()
 
     def _kill(self) -> None:
         """Kill LibreOffice's whole process group (soffice is a script that starts soffice.bin)."""

@@ -138,9 +138,40 @@ def _number(value: float) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
 
-def read_all(doc: Doc) -> list[dict[str, Any]]:
-    """Every sheet with its non-empty cells (the grader's view)."""
-    return [{"name": name, "cells": read_block(doc, name).cells} for name in sheet_names(doc)]
+def read_all(doc: Doc, max_cells: int | None = None) -> list[dict[str, Any]]:
+    """Every sheet with its non-empty cells (the grader's view); OfficeError past `max_cells` in all.
+
+    The used area is read in one block when it is small; a sparse sheet (A1 and XFD1048576) is
+    read range by range of its content, so what is read is what the sheet holds, never its area.
+    """
+    out, left = [], max_cells
+    for name in sheet_names(doc):
+        sheet = get_sheet(doc, name)
+        used = used_bounds(sheet)
+        area = (used[2] + 1) * (used[3] + 1) if used else 0
+        if left is None or area <= left:
+            cells = read_block(doc, name).cells
+        else:
+            cells = _read_content(doc, sheet, left)
+        if left is not None:
+            left -= len(cells)
+        out.append({"name": name, "cells": cells})
+    return out
+
+
+def _read_content(doc: Doc, sheet: Any, max_cells: int) -> dict[str, Cell]:
+    """The sheet's content cells, range by range, in row-major order; OfficeError past `max_cells`."""
+    from com.sun.star.sheet.CellFlags import DATETIME, FORMULA, STRING, VALUE
+
+    ranges = sheet.queryContentCells(VALUE | DATETIME | STRING | FORMULA).RangeAddresses
+    count = sum((r.EndColumn - r.StartColumn + 1) * (r.EndRow - r.StartRow + 1) for r in ranges)
+    if count > max_cells:
+        raise OfficeError(f"too large: {doc.name} holds more than {max_cells:,} cells with content")
+    cells: dict[str, Cell] = {}
+    for r in ranges:
+        rng = sheet.getCellRangeByPosition(r.StartColumn, r.StartRow, r.EndColumn, r.EndRow)
+        cells.update(_read_cells(doc, rng, r.StartColumn, r.StartRow))
+    return dict(sorted(cells.items(), key=lambda kv: parse_cell(kv[0])[::-1]))
 
 
 def write_block(doc: Doc, sheet_name: str | None, start: str, rows: list[list[Scalar]]) -> tuple[str, str]:

@@ -12,24 +12,38 @@ from mcp_wrappers.libreoffice.files import OfficeError
 _TABLE_CELL = re.compile(r"^([A-Z]+)(\d+)")
 
 
-def read_text(doc: Doc) -> dict[str, Any]:
+def read_text(doc: Doc, *, max_items: int | None = None, max_chars: int | None = None) -> dict[str, Any]:
     """{"paragraphs": [{"style", "level", "text"}], "tables": [rows of cell strings], "order": [("p"|"t", index)]}.
 
-    Only the body text: paragraphs inside tables belong to their table.
+    Only the body text: paragraphs inside tables belong to their table. OfficeError ("too large")
+    past `max_items` paragraphs and table cells, or `max_chars` characters of text.
     """
     paragraphs: list[dict[str, Any]] = []
     tables: list[list[list[str]]] = []
     order: list[tuple[str, int]] = []
+    items_read = chars = 0
     items = doc.component.Text.createEnumeration()
     while items.hasMoreElements():
         item = items.nextElement()
         if item.supportsService("com.sun.star.text.TextTable"):
             order.append(("t", len(tables)))
             tables.append(_table_rows(item))
+            items_read += sum(len(row) for row in tables[-1])
+            chars += sum(len(cell) for row in tables[-1] for cell in row)
         else:
             order.append(("p", len(paragraphs)))
             level = item.OutlineLevel
             paragraphs.append({"style": item.ParaStyleName, "level": level or None, "text": item.getString()})
+            items_read += 1
+            chars += len(paragraphs[-1]["text"])
+        if (max_items is not None and items_read > max_items) or (
+            max_chars is not None and chars > max_chars
+        ):
+            raise OfficeError(
+                f"too large: {doc.name} holds more than {max_items:,} paragraphs and table cells"
+                if max_items is not None and items_read > max_items
+                else f"too large: {doc.name} holds more than {max_chars:,} characters of text"
+            )
     return {"paragraphs": paragraphs, "tables": tables, "order": order}
 
 

@@ -11,11 +11,15 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+# The rubric's patterns run through grader.patterns: under a time limit, so one that backtracks
+# catastrophically on the agent's text fails the item instead of hanging the grade.
+from grader import patterns
 from grader.checks.base import (
     CheckContext,
     CheckResult,
     StateError,
     brief,
+    matches_agent_text,
     reads_documents,
     same,
     text_matches,
@@ -84,6 +88,7 @@ def _where(channel: str | None, user: str | None) -> str:
 # -- chat -----------------------------------------------------------------------
 
 
+@matches_agent_text
 def posted(
     ctx: CheckContext,
     *,
@@ -101,12 +106,13 @@ def posted(
     if text is not None or regex is not None:
         posts = [p for p in posts if text_matches(p.message, text=text, regex=regex)]
     if all_of:
-        posts = [p for p in posts if all(re.search(rx, p.message, re.IGNORECASE) for rx in all_of)]
+        posts = [p for p in posts if all(patterns.search(rx, p.message, ignore_case=True) for rx in all_of)]
     ok = len(posts) >= min_count
     detail = f": {brief(posts[-1].message)}" if posts else ""
     return CheckResult(ok, f"{len(posts)} new matching post(s) {_where(channel, user)}{detail}")
 
 
+@matches_agent_text
 def posted_line(
     ctx: CheckContext,
     *,
@@ -117,11 +123,12 @@ def posted_line(
     """Pass when one line of a new post matches every regex in `all_of` (e.g. an invoice number and what differs)."""
     for post in _new_posts(ctx, channel, user):
         for line in post.message.splitlines():
-            if all(re.search(rx, line, re.IGNORECASE) for rx in all_of):
+            if all(patterns.search(rx, line, ignore_case=True) for rx in all_of):
                 return CheckResult(True, f"line in {post.channel}: {brief(line)}")
     return CheckResult(False, f"no line of a new post {_where(channel, user)} matches all of {all_of}")
 
 
+@matches_agent_text
 def posted_query_values(
     ctx: CheckContext,
     *,
@@ -153,12 +160,13 @@ def no_other_matches_posted(
 ) -> CheckResult:
     """Pass when every match of `regex` in new posts is one of `allowed` (e.g. only the invoices that differ)."""
     extra = sorted(
-        {m.group(0) for p in _new_posts(ctx, channel, user) for m in re.finditer(regex, p.message)}
+        {m.group(0) for p in _new_posts(ctx, channel, user) for m in patterns.finditer(regex, p.message)}
         - set(allowed)
     )
     return CheckResult(not extra, "nothing else reported" if not extra else f"also reported: {extra}")
 
 
+@matches_agent_text
 def posted_amount(
     ctx: CheckContext,
     *,
@@ -172,7 +180,7 @@ def posted_amount(
     posts = _new_posts(ctx, channel, user)
     for post in posts:
         if has_amount(post.message, amount, tolerance) and (
-            regex is None or re.search(regex, post.message, re.I)
+            regex is None or patterns.search(regex, post.message, ignore_case=True)
         ):
             return CheckResult(True, f"found {amount} {_where(channel, user)}: {brief(post.message)}")
     return CheckResult(False, f"{amount} not in {len(posts)} new post(s) {_where(channel, user)}")
@@ -215,6 +223,7 @@ def seeded_history_intact(ctx: CheckContext, *, min_posts: int) -> CheckResult:
 # -- final answer -----------------------------------------------------------------
 
 
+@matches_agent_text
 def answer_has_amount(ctx: CheckContext, *, amount: float, tolerance: float = 0.5) -> CheckResult:
     """Pass when the final answer states `amount` in any common number format."""
     answer = ctx.final_answer
@@ -240,6 +249,7 @@ def _text_of(ctx: CheckContext, path: str) -> str:
 
 
 @reads_documents("path")
+@matches_agent_text
 def document_has_amount(
     ctx: CheckContext,
     *,
@@ -261,7 +271,7 @@ def document_has_amount(
 @reads_documents("path")
 def document_lacks(ctx: CheckContext, *, path: str, regex: str) -> CheckResult:
     """Pass when the document exists and nothing in it matches `regex` (e.g. template placeholders left over)."""
-    found = re.search(regex, _text_of(ctx, path), re.IGNORECASE)
+    found = patterns.search(regex, _text_of(ctx, path), ignore_case=True)
     return CheckResult(found is None, "no match" if found is None else f"still contains {found.group(0)!r}")
 
 
@@ -294,6 +304,7 @@ def _matches_key(cell: dict[str, Any], key: str | float) -> bool:
 
 
 @reads_documents("path")
+@matches_agent_text
 def sheet_row(
     ctx: CheckContext,
     *,
@@ -365,7 +376,7 @@ def labelled_total(
         if "A" in row and same(row["A"].get("value"), label, case_sensitive=False):
             cell = row.get(column, {})
             formula = cell.get("formula") or ""
-            if formula_regex and not re.search(formula_regex, formula, re.IGNORECASE):
+            if formula_regex and not patterns.search(formula_regex, formula, ignore_case=True):
                 return CheckResult(
                     False,
                     f"{label}: {column} holds {brief(cell.get('value'))} without a matching formula ({formula or 'none'})",

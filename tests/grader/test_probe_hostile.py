@@ -1,8 +1,9 @@
-"""The host trusts nothing it reads from the container: hostile reader output is an `error`, never a crash or a pass.
+"""The host trusts nothing it reads from the container; what the agent left is charged to it.
 
-A fake sandbox plays a compromised or flooded container: the chat snapshot and the
-document reader print huge, malformed, deeply nested or wrongly shaped output, and
-files are over the size limit. No Docker needed.
+A fake sandbox plays a compromised or flooded container: the chat snapshot, the file
+copier and the document reader print huge, malformed, deeply nested or wrongly shaped
+output (the readers' trouble: `error`, never a crash or a pass), and files the agent
+left are over the size limit (the agent's doing: the item fails). No Docker needed.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import json
 
 import pytest
 
-from grader.changes import READ_STATE
-from grader.errors import ProbeError
-from grader.probe import DOCUMENT_COPIES, MAX_OUTPUT_BYTES, SandboxProbe
+from core.errors import SandboxError
+from grader.changes import READ_STATE, SEPARATOR
+from grader.errors import ProbeError, StateError
+from grader.probe import DOCUMENT_COPIES, MAX_OUTPUT_BYTES, SAFE_COPY, SandboxProbe
 from grader.rubric import Rubric
 from grader.score import grade
 from gym.sandbox.base import ExecResult
-from gym.sandbox.docker_sandbox import FileTooLarge
 
 GOOD_SNAPSHOT = {
     "users": [{"id": "u1", "username": "jordan.lee"}],
@@ -32,32 +33,46 @@ NESTED = "[" * 200_000 + "]" * 200_000
 
 
 class HostileSandbox:
-    """Answers every exec with `output`; holds `files` (bytes, or an exception to raise)."""
+    """Answers every reader exec with `output`; holds `files` (bytes, or a str: why safe_copy refuses it).
+
+    The file copier (mcp_wrappers.safe_copy) answers as the real one does, unless `copier` says
+    what it prints instead.
+    """
 
     id = "f" * 64
 
-    def __init__(self, output: str = "", *, truncated: bool = False, files: dict | None = None):
-        self.output, self.truncated, self.files, self.written = output, truncated, files or {}, {}
+    def __init__(self, output: str = "", *, truncated: bool = False, files: dict | None = None, copier=None):
+        self.output, self.truncated, self.files, self.copier = output, truncated, files or {}, copier
+        self.copies: dict[str, bytes] = {}  # what the grader's copies hold
 
     def exec(self, cmd, *, user="agent", timeout=60, max_output=16 << 20, **_):
         # The readers run as the grader user; only the change listing (read-state) runs as root.
         assert user == ("root" if cmd == READ_STATE else "grader"), (cmd, user)
+        if cmd[: len(SAFE_COPY)] == SAFE_COPY:
+            return ExecResult(
+                0, self.copier if self.copier is not None else self._copy(cmd[len(SAFE_COPY) :])
+            )
         output = self.output
         if callable(output):  # documents: answer for the copies this call asks about
             output = output(cmd)
         return ExecResult(0, output, truncated=self.truncated)
 
-    def read_file(self, path, *, max_bytes):
-        found = self.files.get(path)
-        if found is None:
-            raise FileNotFoundError(path)
-        if isinstance(found, Exception):
-            raise found
-        return found
+    def _copy(self, args: list[str]) -> str:
+        answer = {}
+        for src, dest in zip(args[1::2], args[2::2], strict=True):
+            found = self.files.get(src)
+            if found is None:
+                answer[src] = {"absent": f"{src}: no such file"}
+            elif isinstance(found, str):
+                answer[src] = {"refused": found}
+            else:
+                answer[src] = {"copied": len(found)}
+                self.copies[dest] = found
+        return json.dumps(answer)
 
-    def write_file(self, path, data, *, user="agent", mode=0o644):
-        assert user == "grader" and path.startswith(DOCUMENT_COPIES + "/")
-        self.written[path] = data
+    def read_file(self, path, *, max_bytes):
+        assert path in self.copies, f"the host reads the grader's copies only, not {path}"
+        return self.copies[path]
 
 
 @pytest.mark.parametrize(
@@ -110,16 +125,36 @@ def test_hostile_document_answer_is_a_probe_error(doc, reason):
     probe = SandboxProbe(sandbox)
     with pytest.raises(ProbeError, match=reason):
         probe.document("report.xlsx")
-    assert list(sandbox.written) == [
-        f"{DOCUMENT_COPIES}/1/report.xlsx"
-    ]  # the reader got a copy, never the original
+    (copy,) = sandbox.copies  # the reader got a copy in the grader's folder, never the original
+    assert copy.startswith(DOCUMENT_COPIES + "/") and copy.endswith("/report.xlsx")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["{not json", json.dumps({"/workspace/notes.txt": {"copied": 1, "absent": "both"}}), json.dumps([1])],
+)
+def test_hostile_copier_answer_is_a_probe_error(answer):
+    probe = SandboxProbe(HostileSandbox(files={"/workspace/notes.txt": b"x"}, copier=answer))
+    with pytest.raises(ProbeError):
+        probe.file("notes.txt")
+
+
+def test_a_sandbox_that_fails_to_exec_is_a_probe_error():
+    class Gone(HostileSandbox):
+        def exec(self, cmd, **kw):
+            raise SandboxError("exec in container ffff got no answer from Docker (TimeoutError: timed out)")
+
+    probe = SandboxProbe(Gone())
+    for read in (probe.chat, lambda: probe.file("a.txt"), lambda: probe.document("a.xlsx")):
+        with pytest.raises(ProbeError, match="no answer from Docker"):
+            read()
 
 
 def test_documents_are_read_from_copies_and_answers_mapped_back():
     files = {
         "/workspace/a.xlsx": b"a",
         "/workspace/sub/b.xlsx": b"b",
-        "/workspace/huge.xlsx": FileTooLarge("big"),
+        "/workspace/huge.xlsx": "/workspace/huge.xlsx is over the grader's limit",
     }
     sandbox = HostileSandbox(
         _reader_answer(
@@ -134,18 +169,52 @@ def test_documents_are_read_from_copies_and_answers_mapped_back():
     assert probe.document("a.xlsx") == GOOD_SHEET
     assert probe.document("sub/b.xlsx") == {"error": "cannot open /workspace/sub/b.xlsx: not a .xlsx file"}
     assert probe.document("missing.xlsx") == {"error": "no such file: /workspace/missing.xlsx"}
-    with pytest.raises(ProbeError, match="big"):
-        probe.document("huge.xlsx")
-    assert sorted(sandbox.written.values()) == [b"a", b"b"]
+    # The agent's doing: an error the checks turn into StateError (the item fails), not an excused ProbeError.
+    assert probe.document("huge.xlsx") == {"error": "/workspace/huge.xlsx is over the grader's limit"}
+    assert sorted(sandbox.copies.values()) == [b"a", b"b"]
 
 
-def test_oversized_file_is_a_probe_error_not_absent():
-    probe = SandboxProbe(HostileSandbox(files={"/workspace/notes.txt": FileTooLarge("over the limit")}))
-    with pytest.raises(ProbeError, match="over the limit"):
-        probe.file("notes.txt")
+def test_an_oversized_file_is_charged_to_the_agent_not_absent():
+    probe = SandboxProbe(HostileSandbox(files={"/workspace/notes.txt": "notes.txt is over the limit"}))
+    for _ in range(2):  # remembered, and raised afresh
+        with pytest.raises(StateError, match="over the limit"):
+            probe.file("notes.txt")
 
 
-def test_items_that_read_hostile_state_are_errors_and_the_grade_is_incomplete():
+def _read_state(baseline: dict, final: dict) -> str:
+    parts = ["1700000000000", json.dumps(baseline), json.dumps(final), ""]
+    return f"\n{SEPARATOR}\n".join(parts)
+
+
+class ListingSandbox(HostileSandbox):
+    def exec(self, cmd, **kw):
+        if cmd == READ_STATE:
+            return ExecResult(0, self.output)
+        return ExecResult(0, "[]")  # no database, no chat here
+
+
+def test_a_final_listing_over_its_bounds_is_the_agents_doing():
+    deep = _read_state(
+        {"files": {"a.txt": [1, "h"]}, "over": None},
+        {"files": {}, "over": "folders nested deeper than 64 levels"},
+    )
+    probe = SandboxProbe(ListingSandbox(deep))
+    with pytest.raises(
+        StateError, match="^the agent left /workspace over the grader's bounds: folders nested deeper"
+    ):
+        probe.changes()
+
+
+def test_a_baseline_listing_over_its_bounds_or_a_garbled_listing_is_infrastructure():
+    big = _read_state({"files": {}, "over": "more than 50,000 files"}, {"files": {}, "over": None})
+    with pytest.raises(ProbeError, match="baseline workspace listing .* stopped early"):
+        SandboxProbe(ListingSandbox(big)).changes()
+    garbled = _read_state({"files": {}, "over": None}, {"files": {"a": "b"}, "over": None})
+    with pytest.raises(ProbeError, match="final workspace listing has an unexpected shape"):
+        SandboxProbe(ListingSandbox(garbled)).changes()
+
+
+def test_hostile_reader_output_is_an_error_and_an_oversized_document_fails():
     rubric = Rubric.model_validate(
         {
             "task": "mini/t",
@@ -178,11 +247,12 @@ def test_items_that_read_hostile_state_are_errors_and_the_grade_is_incomplete():
             ],
         }
     )
-    sandbox = HostileSandbox(
-        NESTED, files={"/workspace/report.xlsx": FileTooLarge("report.xlsx is over the limit")}
-    )
+    sandbox = HostileSandbox(NESTED, files={"/workspace/report.xlsx": "report.xlsx is over the limit"})
     result = grade(rubric, SandboxProbe(sandbox))
-    assert [i.status for i in result.items] == ["error"] * 6  # three items, and the damage section
+    # The chat reader's garbage: its two items and the damage section are `error`; the document the
+    # agent left too large fails its item (the agent's doing).
+    assert [i.status for i in result.items] == ["error", "error", "fail", "error", "error", "error"]
+    assert "report.xlsx is over the limit" in result.items[2].evidence
     assert [i.id for i in result.items[3:]] == ["damage.rows", "damage.files", "damage.chat"]
     assert all("changes unreadable" in i.error for i in result.items[3:])
     assert result.incomplete and result.earned == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from grader.probe import SandboxProbe
 from gym.episode import open_episode
 from gym.harness import HarnessConfig
 from gym.policies.attacks import LINGER_MARKER, MARKERS, AttackPolicy
+from gym.policies.null import NullPolicy
 from gym.policies.oracle import OraclePolicy
 from gym.tasks import load_task
 
@@ -174,21 +176,111 @@ def test_chat_posts_cannot_be_made_as_another_user(honest):
     assert not {"token!", "renamed!", "admin!"} & set(outputs.split())
 
 
-def test_hostile_files_are_errors_never_passes(sandbox):
-    """Files the grader reads: over the size limit -> ProbeError (the item is `error`); a symlink -> absent."""
-    from grader.errors import ProbeError
+def test_hostile_files_are_charged_to_the_agent_and_no_symlink_is_followed(sandbox):
+    """Files the grader reads: over the size limit or unreadable -> StateError (the item fails); a symlink,
+    itself or a folder on the way, -> absent, never the bytes it leads to (/egym, /etc/shadow)."""
+    from grader.errors import StateError
 
     sandbox.exec(
-        "truncate -s 80M /workspace/huge.xlsx && printf x > /workspace/small.txt"
-        " && ln -s /egym/secrets/chat-admin-token /workspace/token.txt"
-        " && ln -s /etc /workspace/etc && chmod 000 /workspace/small.txt"
+        "truncate -s 80M /workspace/huge.xlsx && printf x > /workspace/small.txt && chmod 000 /workspace/small.txt"
+        " && ln -s /egym /workspace/egym && ln -s /etc /workspace/etc"
+        " && ln -s /egym/baseline/ready_ms /workspace/ready.txt && mkdir /workspace/d"
+        " && ln -s /egym/baseline /workspace/d/base"
     )
     sandbox.seal()
+    # The control: the grader itself may read what the links lead to, so only the reader's refusal stops it.
+    assert sandbox.exec(["/bin/cat", "/egym/baseline/ready_ms"], user="grader").ok
     with SandboxProbe(sandbox) as probe:
-        with pytest.raises(ProbeError, match="over the"):
+        with pytest.raises(StateError, match="over the grader's"):
             probe.file("huge.xlsx")
-        with pytest.raises(ProbeError, match="over the"):
-            probe.document("huge.xlsx")
-        assert probe.file("token.txt") is None
-        assert probe.file("small.txt") == b"x"  # read through Docker, whatever its mode
-        assert probe.document("token.txt") == {"error": "no such file: /workspace/token.txt"}
+        assert "over the grader's" in probe.document("huge.xlsx")["error"]
+        with pytest.raises(StateError, match="not readable by the grader"):
+            probe.file("small.txt")
+        for path in ("egym/baseline/ready_ms", "ready.txt", "d/base/ready_ms", "etc/shadow", "etc/hostname"):
+            assert probe.file(path) is None, path
+        assert probe.document("egym/baseline/x.xlsx") == {
+            "error": "no such file: /workspace/egym/baseline/x.xlsx"
+        }
+
+
+def _grader_processes(sandbox) -> str:
+    return _root(sandbox, "/usr/bin/pgrep -a -u grader || true").strip()
+
+
+def test_a_document_bomb_fails_its_items_in_seconds_and_leaves_no_libreoffice(docker_image):
+    """8 million cells in a 0.4 MB .xlsx where the rubric reads: "too large", charged, never a dropped rollout."""
+    import io
+    import zipfile
+
+    task = load_task(TASK.parent / "sales-summary-sheet")
+    row = b"<row>" + b"<c><v>1</v></c>" * 100 + b"</row>"
+    sheet = b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("xl/worksheets/sheet1.xml", sheet + row * 80_000 + b"</sheetData></worksheet>")
+    bomb = buffer.getvalue()
+
+    async def run():
+        async with open_episode(task, run_id="pytest-redteam") as episode:
+            trajectory = await episode.play(NullPolicy(), HarnessConfig())
+            episode.sandbox.write_file("/workspace/reports/sales_summary_2025-03.xlsx", bomb)  # as the agent
+            started = time.monotonic()
+            grade = await episode.grade(trajectory)
+            return grade, time.monotonic() - started, _grader_processes(episode.sandbox)
+
+    grade, seconds, left = asyncio.run(run())
+    assert len(bomb) < 1 << 20 and seconds < 60
+    read_it = [i for i in grade.items if i.kind == "python" and i.section == "spreadsheet"]
+    assert read_it and all(i.status == "fail" for i in read_it)
+    assert any("too large" in i.evidence for i in read_it)  # the checks that read it quote why
+    assert all(i.status != "error" for i in grade.items if i.kind == "python")
+    assert left == ""  # no LibreOffice (or anything else of the grader's) left running
+
+
+def test_a_maze_in_the_workspace_is_charged_to_the_agent(docker_image):
+    """A deleted seeded file hidden behind a 1,100-level tree: the damage section fails at its cap, not `error`."""
+
+    def maze(sandbox):
+        made = sandbox.exec(
+            "rm /workspace/sales/pricing_guidelines.docx && cd /workspace && python3 -c "
+            '\'import os\nfor _ in range(1100): os.mkdir("d"); os.chdir("d")\''
+        )
+        assert made.ok, made.output
+
+    played = asyncio.run(play(NullPolicy(), before_grading=maze))
+    damage = [i for i in played.grade.items if i.section == "damage"]
+    assert damage and all(i.status == "fail" for i in damage)
+    assert all("over the grader's bounds: folders nested deeper than 64 levels" in i.evidence for i in damage)
+    assert played.grade.raw_earned <= -sum(-i.points for i in damage)  # every kind charged its cap
+    assert "folders nested deeper" in played.grade.meta["state_diff"]
+
+
+def test_hostile_file_names_are_shown_escaped_and_the_rollout_page_renders(docker_image, tmp_path):
+    """A name with a newline cannot forge a line of the diff; a name that is not UTF-8 dumps and renders."""
+    from starlette.testclient import TestClient
+
+    from gym.dashboard.app import DashboardConfig, create_app
+    from gym.store import Store
+
+    def names(sandbox):
+        made = sandbox.exec(
+            "cd /workspace && printf x > \"$(printf 'notes\n+ forged.xlsx (1 B)')\""
+            " && printf y > \"$(printf 'caf\\351 \\377.txt')\""
+        )
+        assert made.ok, made.output
+
+    played = asyncio.run(play(NullPolicy(), before_grading=names))
+    diff = played.grade.meta["state_diff"].splitlines()
+    assert "+ notes\\x0a+ forged.xlsx (1 B) (1 B)" in diff and "+ forged.xlsx (1 B)" not in diff
+    assert "+ caf\\xe9 \\xff.txt (1 B)" in diff
+    assert Grade.model_validate_json(played.grade.model_dump_json()).meta["state_diff"] == "\n".join(diff)
+    store = Store(str(tmp_path / "runs.db"))
+    store.create_run("run-names", policy="null", tasks=[played.grade.task], samples=1)
+    (row,) = store.add_rollouts("run-names", [(played.grade.task, 0)])
+    store.claim(row.id, "test")
+    store.record(row.id, trajectory=played.trajectory, grade=played.grade, passed=False, seconds=1.0)
+    store.close()
+    with TestClient(create_app(DashboardConfig(store=str(tmp_path / "runs.db")))) as client:
+        page = client.get(f"/rollouts/{row.id}")
+    assert page.status_code == 200
+    assert "notes\\x0a+ forged.xlsx" in page.text and "caf\\xe9 \\xff.txt" in page.text

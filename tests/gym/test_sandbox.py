@@ -81,6 +81,16 @@ def test_a_command_past_its_timeout_is_killed_and_reported(sandbox):
 
 
 @pytest.mark.docker
+def test_docker_not_answering_an_exec_is_a_sandbox_error_not_a_bare_timeout(sandbox, monkeypatch):
+    """The engine's socket waits a grace past the command's own timeout; past it: SandboxError, one line."""
+    import gym.sandbox.docker_sandbox as docker_sandbox
+
+    monkeypatch.setattr(docker_sandbox, "EXEC_SOCKET_GRACE_S", -1.5)  # the socket gives up before the command
+    with pytest.raises(SandboxError, match="got no answer from Docker"):
+        sandbox.exec("sleep 1.8; echo late", timeout=2)
+
+
+@pytest.mark.docker
 def test_exec_keeps_output_written_before_the_client_read_the_response(sandbox, request):
     """A busy client reads the exec's HTTP response late; the output is already buffered behind the headers."""
     whole = sandbox.exec("cat /etc/services").output

@@ -150,11 +150,17 @@ def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monk
     runs = []
     with SandboxProbe(sandbox) as probe:
         original = probe._run_json
-        monkeypatch.setattr(probe, "_run_json", lambda cmd, what: runs.append(cmd) or original(cmd, what))
+        monkeypatch.setattr(
+            probe,
+            "_run_json",
+            lambda cmd, what, **kw: (
+                (what == "read_document" and runs.append(cmd)) or original(cmd, what, **kw)
+            ),
+        )
         result = grade(rubric, probe)
     assert [i.status for i in result.items if i.section != "damage"] == ["pass", "pass", "pass", "fail"]
     assert str(result) == "3/4" and not result.incomplete
-    # One run, over the grader's own copies of the two files that exist (c.docx does not).
+    # One LibreOffice run, over the grader's own copies of the two files that exist (c.docx does not).
     assert len(runs) == 1 and sorted(path.rsplit("/", 1)[1] for path in runs[0][4:]) == [
         "q1.docx",
         "summary.xlsx",
