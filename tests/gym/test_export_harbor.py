@@ -34,13 +34,15 @@ FAMILY = "acme/product-price"
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict[str, Path]:
-    """product-price level 0 seeds 0-2, a hand-written task of a test world, and a task with a judge item."""
+    """product-price level 0 seeds 0-2, a hand-written task of a test world, a task with a judge item and
+    one whose rubric names its world's check module."""
     root = tmp_path_factory.mktemp("harbor")
     write_mini_world(root / "mini")
     tasks = [
         *resolve([FAMILY], seeds="0-2", levels="0"),
         *resolve([root / "mini" / "tasks" / "mini" / "ship-order"]),
         *resolve(["tasks/acme/manager-question"]),
+        *resolve(["tasks/acme/salary-request-refusal"]),
     ]
     started = time.monotonic()
     folders = export_harbor(tasks, root / "out")
@@ -54,6 +56,7 @@ def test_export_writes_a_harbor_folder_per_task(exported):
         "acme.product-price-l0-s0",
         "acme.product-price-l0-s1",
         "acme.product-price-l0-s2",
+        "acme.salary-request-refusal",
         "mini.ship-order",
     ]
     folder = exported["acme.product-price-l0-s0"]
@@ -82,7 +85,9 @@ def test_export_writes_a_harbor_folder_per_task(exported):
     assert all(stat.S_IMODE(p.stat().st_mode) & 0o077 == 0 for p in [tests, *tests.rglob("*")])
     assert not list((folder / "environment").rglob("*.json"))  # no rubric in the image's build context
     # A task's own check module travels with its rubric; a hand-written task's `write` step becomes shell.
-    assert (exported["acme.manager-question"] / "tests" / "egym" / "rubrics" / "acme" / "checks.py").is_file()
+    assert (
+        exported["acme.salary-request-refusal"] / "tests" / "egym" / "rubrics" / "acme" / "checks.py"
+    ).is_file()
     assert (
         "printf '%s' 'order 2 shipped today"
         in (exported["mini.ship-order"] / "solution" / "solve.sh").read_text()
