@@ -203,3 +203,25 @@ def test_a_wrong_value_told_to_several_people_is_charged_for_each():
     told = [("dm:anna,jordan.lee", "EUR 300.00, or EUR 999.00"), ("dm:bob,jordan.lee", "EUR 999.00")]
     charge = [i for i in run(items, posts=told).items if i.id == "claims.amount"][0]
     assert "2 wrong or misplaced" in charge.evidence  # 999 to Anna, and 999 to Bob
+
+
+def test_a_bare_done_asserts_no_value_of_a_status_but_done_beside_a_status_does():
+    items = [claim("status", "status", "requested")]
+    assert run(items, "done").raw == 0  # the null policy's answer costs nothing
+    assert run(items, "Done: it is approved.").raw < 0
+
+
+def test_a_kind_read_both_in_the_database_and_in_a_message_is_read_in_both():
+    query = "SELECT status FROM claims WHERE id = 7"
+    kinds = {"decision": {"values": ["pending", "approved", "rejected"], "allow": ["pending"]}}
+    items = [
+        claim("decided", "decision", "rejected", 3, where=f"sql:{query}"),
+        claim("told", "decision", "rejected", 1, where="dm:anna,jordan.lee"),
+    ]
+    result = run(
+        items,
+        posts=[("dm:anna,jordan.lee", "Your claim was rejected.")],
+        kinds=kinds,
+        probe_extra={"sql": {query: [{"status": "rejected"}]}},
+    )
+    assert result.raw == 4
