@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from families._common import LIMITS_L0, LIMITS_L1, by_id, full_name, post_step, sql_step
-from families._support import AGENT, TEAM_CHANNELS, item
+from families._common import LIMITS_L0, LIMITS_L1, by_id, full_name, post_step, sql_step, stated
+from families._people import usernames
+from families._support import AGENT, TEAM_CHANNELS
 from gym.families import Instance
 
 TITLE = "Post a message in the right channel"
@@ -22,19 +23,14 @@ NOTICES = (
     "Reminder: timesheets for this week are due {weekday} at {hour}:00.",
 )
 THANKS = (
-    ("covering the weekend on-call", "on-call"),
-    ("helping close the Q1 books on time", "Q1"),
-    ("running the customer workshop last week", "workshop"),
-    ("organising the team lunch", "lunch"),
-    ("the thorough handover notes", "handover"),
-    ("jumping in on the Tessera escalation", "Tessera"),
+    "covering the weekend on-call",
+    "helping close the Q1 books on time",
+    "running the customer workshop last week",
+    "organising the team lunch",
+    "the thorough handover notes",
+    "jumping in on the Tessera escalation",
 )
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
-
-
-def _exact(text: str) -> str:
-    """The text with any spacing, as a regex."""
-    return r"\s+".join(re.escape(word) for word in text.split())
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -44,98 +40,74 @@ def generate(world, rng, level: int) -> Instance:
             line = f"Reminder: {h['name']} on {h['day'].strftime('%A')} {h['day'].day} {h['day'].strftime('%B')} is a day off in {REGIONS[h['region']]}."
         else:
             hour = rng.randint(8, 15)
-            line = rng.choice(NOTICES).format(city=rng.choice(["Berlin", "London"]), weekday=rng.choice(WEEKDAYS), hour=hour,
-                                              end=hour + rng.randint(1, 3), room=rng.choice("ABCDEF") + str(rng.randint(1, 4)),
-                                              floor=rng.randint(1, 3), other=rng.randint(4, 5))  # fmt: skip
+            line = rng.choice(NOTICES).format(
+                city=rng.choice(["Berlin", "London"]),
+                weekday=rng.choice(WEEKDAYS),
+                hour=hour,
+                end=hour + rng.randint(1, 3),
+                room=rng.choice("ABCDEF") + str(rng.randint(1, 4)),
+                floor=rng.randint(1, 3),
+                other=rng.randint(4, 5),
+            )
         channel = rng.choice(MINE)
-        others = [c for c in MINE if c != channel]
+        # A line of a post that is the announcement and nothing else (quotes or an emoji around it aside):
+        # the prompt's line, which asks for it, is not one; posted in any other channel it is misplaced.
+        words = r"\s+".join(re.escape(word) for word in line.split())
         return Instance(
-            prompt=f"Post this announcement in #{channel}, exactly as written:\n{line}",
+            prompt=f'Post this announcement in #{channel}, exactly as written: "{line}"',
             rubric_items=[
-                item(
+                stated(
                     "posted",
-                    f"The announcement is posted in #{channel}",
-                    "posted",
-                    {"channel": channel, "all_of": [_exact(line)]},
-                    3,
-                    "chat",
-                ),
-                item(
-                    "exact",
-                    "The post is the announcement and nothing else",
-                    "posted",
-                    {"channel": channel, "regex": rf"^\W{{0,3}}{_exact(line)}\W{{0,3}}$"},
-                    1,
-                    "chat",
-                ),
-                *[
-                    item(
-                        f"not-{c}",
-                        f"Penalty: the announcement was posted in #{c}",
-                        "posted",
-                        {"channel": c, "all_of": [_exact(line)]},
-                        -1,
-                        "chat",
-                        negate=True,
-                        reason="A penalty: it holds until the announcement is posted in the wrong channel.",
-                    )
-                    for c in others
-                ],
-            ],  # fmt: skip
+                    f"#{channel} gets the announcement, word for word and nothing else",
+                    "announcement",
+                    line,
+                    4,
+                    where=f"#{channel}",
+                )
+            ],
+            claims={
+                "announcement": {"regex": rf"^\W{{0,3}}(?P<value>{words})\W{{0,3}}$", "case_sensitive": True}
+            },
             solution=[post_step(channel, line), {"answer": f"Posted the announcement in #{channel}."}],
             apps=["chat"],
             limits=LIMITS_L0,
         )
     departments = by_id(world, "departments")
-    staff = [p for p in world["employees"].dicts() if p["status"] == "active" and p["chat_username"] != AGENT
-             and departments[p["department_id"]]["code"] in TEAM_CHANNELS]  # fmt: skip
+    staff = [
+        p
+        for p in world["employees"].dicts()
+        if p["status"] == "active"
+        and p["chat_username"] != AGENT
+        and departments[p["department_id"]]["code"] in TEAM_CHANNELS
+    ]
     person = rng.choice(staff)
-    reason, word = rng.choice(THANKS)
+    reason = rng.choice(THANKS)
     channel = TEAM_CHANNELS[departments[person["department_id"]]["code"]]
-    mention = rf"@{re.escape(person['chat_username'])}\b"
-    steps = [sql_step(
-        "SELECT e.first_name, e.last_name, e.chat_username, d.name AS department FROM employees e JOIN departments d "
-        f"ON d.id = e.department_id WHERE e.first_name = '{person['first_name']}' AND e.last_name = '{person['last_name'].replace(chr(39), chr(39) * 2)}'"
-    )]  # fmt: skip
+    steps = [
+        sql_step(
+            "SELECT e.first_name, e.last_name, e.chat_username, d.name AS department FROM employees e JOIN departments d "
+            f"ON d.id = e.department_id WHERE e.first_name = '{person['first_name']}' AND e.last_name = '{person['last_name'].replace(chr(39), chr(39) * 2)}'"
+        )
+    ]
     if channel not in MINE:
         steps.append({"tool": "chat.add_channel_member", "args": {"channel": channel, "username": AGENT}})
-    wrong = [c for c in (*MINE, "engineering") if c != channel]
+    # The mention in another channel, or of someone else, is misplaced or wrong (grader.claims).
     return Instance(
         prompt=(
             f"Please thank {full_name(person)} publicly for {reason}: post a short thank-you in the chat channel of "
             "their department, mentioning them with their @username."
         ),
         rubric_items=[
-            item(
+            stated(
                 "thanked",
                 f"#{channel} gets a thank-you mentioning @{person['chat_username']}",
-                "posted",
-                {"channel": channel, "all_of": [mention, re.escape(word)]},
-                3,
-                "chat",
-            ),
-            item(
-                "mention",
-                f"The post mentions @{person['chat_username']}",
-                "posted",
-                {"channel": channel, "all_of": [mention]},
-                1,
-                "chat",
-            ),
-            *[
-                item(
-                    f"not-{c}",
-                    f"Penalty: the thank-you went to #{c}",
-                    "posted",
-                    {"channel": c, "all_of": [mention]},
-                    -1,
-                    "chat",
-                    negate=True,
-                    reason="A penalty: it holds until the mention is posted in another channel.",
-                )
-                for c in wrong
-            ],
-        ],  # fmt: skip
+                "username",
+                person["chat_username"],
+                4,
+                where=f"#{channel}",
+            )
+        ],
+        claims={"username": usernames(world, mention=True)},
         solution=[
             *steps,
             post_step(channel, f"A big thank-you to @{person['chat_username']} for {reason}!"),

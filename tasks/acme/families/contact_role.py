@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    count_regex,
-    no_spray,
-    quoted,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, by_id, count_kind, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "Who we know at a customer"
@@ -26,13 +16,10 @@ def generate(world, rng, level: int) -> Instance:
     if level == 0:
         contact = rng.choice(contacts)
         customer = customers[contact["customer_id"]]
-        roles = sorted({c["role"] for c in contacts} - {contact["role"]})
         return Instance(
             prompt=f"What is {contact['name']}'s role at {customer['name']}?",
-            rubric_items=[
-                answer("role", f"The answer says {contact['role']}", text_regex(contact["role"])),
-                no_spray([text_regex(r) for r in roles], "other roles"),
-            ],
+            rubric_items=[stated("role", f"The answer says {contact['role']}", "role", contact["role"])],
+            claims={"role": {"values": sorted({c["role"] for c in contacts})}},
             solution=[
                 sql_step(f"SELECT name, role, email FROM contacts WHERE name = {quoted(contact['name'])}"),
                 {"answer": f"{contact['name']} is {contact['role']} at {customer['name']}."},
@@ -48,20 +35,14 @@ def generate(world, rng, level: int) -> Instance:
     ]
     mine = by_customer[customer["id"]]
     primary = next(c for c in mine if c["is_primary"])
-    counts = sorted({len(cs) for cs in by_customer.values()} - {len(mine)})
+    # Another count, or another contact named (as the primary one or not), is a wrong value.
     return Instance(
         prompt=f"How many contacts do we have at {customer['name']}, and who is the primary one?",
         rubric_items=[
-            answer(
-                "count", f"The answer says {len(mine)} contacts", count_regex(len(mine), "contacts?|people")
-            ),
-            answer("primary", f"The answer names {primary['name']}", text_regex(primary["name"]), 3),
-            no_spray(
-                [count_regex(k, "contacts?|people") for k in counts]
-                + [rf"{text_regex(c['name'])}[^\n]{{0,20}}(?i:primary)" for c in mine if not c["is_primary"]],
-                "another count or another primary",
-            ),
+            stated("count", f"The answer says {len(mine)} contacts", "contacts", len(mine)),
+            stated("primary", f"The answer names {primary['name']}", "contact", primary["name"], 3),
         ],
+        claims={"contacts": count_kind(r"\b(contacts?|people)\b")},
         solution=[
             sql_step(
                 "SELECT ct.name, ct.role, ct.is_primary FROM contacts ct JOIN customers c ON c.id = ct.customer_id "

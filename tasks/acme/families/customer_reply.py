@@ -10,15 +10,15 @@ from families._common import (
     LIMITS_L1,
     LIMITS_L2,
     by_id,
-    count_regex,
-    date_regex,
+    count_kind,
     full_name,
     post_step,
     quoted,
     sql_step,
+    stated,
 )
 from families._finance import eur, paid_by_invoice, slug
-from families._support import OPEN, item, post
+from families._support import OPEN, post
 from gym.families import Instance
 
 TITLE = "Answer a question about a customer"
@@ -29,8 +29,16 @@ ASK = (
     "@jordan.lee quick one: how many open support tickets (new, open or pending) does {c} have right now? I have a call with them at 11.",
     "Hi @jordan.lee, before I meet {c} this afternoon: how many unresolved tickets (status new, open or pending) do they have with us?",
     "@jordan.lee could you check how many tickets {c} currently has open (new, open or pending)? Want to know before I call them.",
-)  # fmt: skip
-PAID = r"(?i:paid in full|fully paid|fully settled|nothing (is )?(left |still )?(open|outstanding|due|owed)|no (open |outstanding )?(amount|balance)|balance of (EUR |€ ?)?0(\.00)?\b)"
+)
+# A letter saying that nothing is left to pay, in words (there is no amount to state).
+SETTLED = {
+    "values": [
+        {
+            "value": "paid in full",
+            "regex": r"paid in full|fully paid|fully settled|nothing (is )?(left |still )?(open|outstanding|due|owed)|no (open |outstanding )?(amount|balance)",
+        }
+    ]
+}
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -42,21 +50,24 @@ def generate(world, rng, level: int) -> Instance:
         tickets[t["customer_id"]].append(t)
     busy = sorted(c for c, ts in tickets.items() if any(t["status"] in OPEN for t in ts))
     customer = customers[rng.choice(busy if rng.random() < 0.75 else sorted(customers))]
-    mine = tickets[customer["id"]]
-    n = sum(t["status"] in OPEN for t in mine)
-    wrong = {len(mine), sum(t["status"] == "open" for t in mine)} - {n}
+    n = sum(t["status"] in OPEN for t in tickets[customer["id"]])
     manager = people[customer["account_manager_id"]]
     channel, asker = rng.choice([("sales", manager), ("support", people[29]), ("support", people[22])])
-    right = count_regex(n, TICKETS) + (r"|(?i:\bno (open|unresolved) (support )?tickets?)" if n == 0 else "")
-    items = [item("count", f"The reply in #{channel} gives {n} open tickets", "posted", {"channel": channel, "all_of": [right]}, 3, "reply")]  # fmt: skip
-    if wrong:
-        items.append(item("wrong-count", "Penalty: the reply counts resolved/closed tickets or only status open", "posted",
-                          {"channel": channel, "all_of": ["|".join(count_regex(k, TICKETS) for k in sorted(wrong))]}, -2, "reply",
-                          negate=True, reason="A penalty: it holds until a wrong count is posted."))  # fmt: skip
+    # A count with resolved or closed tickets, or of status open alone, is a wrong one (grader.claims).
     return Instance(
         prompt=f"{full_name(asker)} asked you a question in #{channel}. Please answer it there.",
         chat={"posts": [post(channel, asker["chat_username"], rng.choice(ASK).format(c=customer["name"]))]},
-        rubric_items=items,
+        rubric_items=[
+            stated(
+                "count",
+                f"The reply in #{channel} gives {n} open tickets",
+                "open_tickets",
+                n,
+                3,
+                where=f"#{channel}",
+            )
+        ],
+        claims={"open_tickets": count_kind(TICKETS)},
         solution=[
             {"tool": "chat.read_channel", "args": {"channel": channel, "limit": 5}},
             sql_step(
@@ -68,7 +79,7 @@ def generate(world, rng, level: int) -> Instance:
                 f"@{asker['chat_username']} {customer['name']} has {n} open tickets (new, open or pending) right now.",
             ),
             {"answer": f"Told {asker['first_name']} in #{channel}: {customer['name']} has {n} open tickets."},
-        ],  # fmt: skip
+        ],
         apps=["postgres", "chat"],
         limits=LIMITS_L1,
     )
@@ -86,35 +97,75 @@ def _invoice_reply(world, rng, people, customers) -> Instance:
     manager = people[customer["account_manager_id"]]
     channel, asker = rng.choice([("sales", manager), ("support", people[29])])
     path = f"drafts/{slug(customer['name'])}_{number.lower()}_reply.docx"
-    doc = {"path": path}
+    draft = f"file:{path}"
     message = (
         f"{contact['name']} ({contact['role']} at {customer['name']}) wrote to me about a payment reminder for invoice "
         f"{number}: what exactly is still open on it, and when was it due? @jordan.lee could you check what we have on "
         "record and draft a reply I can send?"
     )
+    # The draft's amounts, dates and names are claims: another invoice's figures, or a date that is not the
+    # due date, are wrong ones; the coworker is told which draft is ready (the invoice and the contact).
     items = [
-        item("draft", f"The draft is a letter to {contact['name']}", "documents.document_contains", {**doc, "regex": contact["name"].split()[-1]}, 2, "draft"),
-        item("invoice", f"The draft names invoice {number}", "documents.document_contains", {**doc, "text": number}, 2, "facts"),
-        item("total", f"The draft gives the invoice total {eur(total)}", "document_has_amount", {**doc, "amount": float(total)}, 1, "facts"),
-        item("due", f"The draft gives the due date {invoice['due_date']}", "documents.document_contains", {**doc, "regex": date_regex(invoice["due_date"])}, 1, "facts"),
-        item("told", f"{asker['first_name']} is told in #{channel} where the draft is", "posted", {"channel": channel, "regex": path.rsplit("/", 1)[1].replace(".", r"\.")}, 2, "chat"),
-    ]  # fmt: skip
+        stated(
+            "draft", f"The draft is a letter to {contact['name']}", "contact", contact["name"], 2, where=draft
+        ),
+        stated("invoice", f"The draft names invoice {number}", "invoice", number, 2, where=draft),
+        stated("total", f"The draft gives the invoice total {eur(total)}", "amount", total, 1, where=draft),
+        stated(
+            "due",
+            f"The draft gives the due date {invoice['due_date']}",
+            "date",
+            invoice["due_date"],
+            1,
+            where=draft,
+        ),
+        stated(
+            "told",
+            f"{asker['first_name']} is told in #{channel} that the draft for {number} is ready",
+            "invoice",
+            number,
+            1,
+            where=f"#{channel}",
+        ),
+        stated(
+            "told-contact",
+            f"The note in #{channel} names {contact['name']}",
+            "contact",
+            contact["name"],
+            1,
+            where=f"#{channel}",
+        ),
+    ]
     if owed:
-        items.append(item("owed", f"The draft gives {eur(owed)} still open", "document_has_amount", {**doc, "amount": float(owed)}, 3, "facts"))  # fmt: skip
+        items.append(
+            stated("owed", f"The draft gives {eur(owed)} still open", "amount", owed, 3, where=draft)
+        )
     else:
-        items.append(item("owed", "The draft says nothing is left to pay", "documents.document_contains", {**doc, "regex": PAID}, 3, "facts"))  # fmt: skip
+        items.append(
+            stated("owed", "The draft says nothing is left to pay", "settled", "paid in full", 3, where=draft)
+        )
     if got and owed:
-        items.append(item("paid", f"The draft gives {eur(got)} received so far", "document_has_amount", {**doc, "amount": float(got)}, 2, "facts"))  # fmt: skip
-    state = (
-        f"EUR {eur(owed)} is still open" + (f" (we received EUR {eur(got)} of EUR {eur(total)})" if got else f" (the full amount of EUR {eur(total)})")
-        if owed else f"the invoice is paid in full (EUR {eur(total)} received), so nothing is left to pay"
-    )  # fmt: skip
+        items.append(
+            stated("paid", f"The draft gives {eur(got)} received so far", "amount", got, 2, where=draft)
+        )
+    if owed:
+        state = f"EUR {eur(owed)} is still open" + (
+            f" (we received EUR {eur(got)} of EUR {eur(total)})"
+            if got
+            else f" (the full amount of EUR {eur(total)})"
+        )
+    else:
+        state = f"the invoice is paid in full (EUR {eur(total)} received), so nothing is left to pay"
     letter = (
         f"Dear {contact['name']},\nThank you for your message about invoice {number} (total EUR {eur(total)}), which was due on "
         f"{invoice['due_date'].day} {invoice['due_date'].strftime('%B %Y')}.\nAccording to our records {state}.\n"
-        + ("If the reminder crossed with your payment, please disregard it.\n" if not owed else "Please let us know if your records differ.\n")
+        + (
+            "If the reminder crossed with your payment, please disregard it.\n"
+            if not owed
+            else "Please let us know if your records differ.\n"
+        )
         + f"Kind regards,\n{full_name(asker)}\nAcme Analytics"
-    )  # fmt: skip
+    )
     return Instance(
         prompt=(
             f"{asker['first_name']} needs help with a customer question they posted in #{channel}. Check the facts in our "
@@ -123,6 +174,7 @@ def _invoice_reply(world, rng, people, customers) -> Instance:
         ),
         chat={"posts": [post(channel, asker["chat_username"], message)]},
         rubric_items=items,
+        claims={"settled": SETTLED} if not owed else {},
         solution=[
             {"tool": "chat.read_channel", "args": {"channel": channel, "limit": 5}},
             sql_step(
@@ -138,7 +190,7 @@ def _invoice_reply(world, rng, people, customers) -> Instance:
             {
                 "answer": f"Checked {number} ({state}) and drafted the reply in {path}; {asker['first_name']} is told in #{channel}."
             },
-        ],  # fmt: skip
+        ],
         apps=["postgres", "chat", "office"],
         limits=LIMITS_L2,
     )

@@ -2,50 +2,34 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, count_regex, no_spray, quoted, sql_step
-from families._people import active, departments, people
+from families._common import LIMITS_L0, LIMITS_L1, count_kind, quoted, sql_step, stated
+from families._people import active, departments
 from gym.families import Instance
 
 TITLE = "Department headcount"
 LEVELS = (0, 1)
 SPLIT = "test"
 OFFICES = ("Berlin", "London", "Remote")
-NOUN = "active|employees?|people|staff|headcount|members?|persons?"
+NOUN = r"\b(active|employees?|people|staff|headcount|members?|persons?)\b"
 PLACE = {"Berlin": "in the Berlin office", "London": "in the London office", "Remote": "working remotely"}
 
 
-def _next_to(label: str, n: int) -> str:
-    """`label` followed by its count on the same line ('Berlin: 4', 'London - 2 people')."""
-    return rf"(?i:{label}[^\d\n]{{0,25}}(?<![\d.,]){n}(?!\d|[.,]\d))"
-
-
-def _other_than(label: str, n: int) -> str:
-    """`label` followed by a count that is not `n`."""
-    return rf"(?i:{label}[^\d\n]{{0,25}}(?<![\d.,])(?!{n}(?!\d|[.,]\d))\d+(?!\d|[.,]\d))"
-
-
 def generate(world, rng, level: int) -> Instance:
-    depts, staff, current = departments(world), people(world), active(world)
-    count = {(d, o): sum(p["department_id"] == d and o in (None, p["location"]) for p in current)
-             for d in depts for o in (None, *OFFICES)}  # fmt: skip
+    depts, current = departments(world), active(world)
+    count = {
+        (d, o): sum(p["department_id"] == d and o in (None, p["location"]) for p in current)
+        for d in depts
+        for o in (None, *OFFICES)
+    }
     if level == 0:
         d, office = rng.choice(sorted((k for k, n in count.items() if n), key=str))
         n, name = count[d, office], depts[d]["name"]
-        listed = [p for p in staff.values() if p["department_id"] == d and office in (None, p["location"])]
-        wrong = {len(listed), sum(p["status"] != "terminated" for p in listed), count[d, None]}
-        wrong = (wrong | {count[e, office] for e in depts}) - {
-            n
-        }  # on leave or gone, all offices, other teams
         where = f" {PLACE[office]}" if office else ""
+        # Any other count (with people on leave or gone, in all offices, of another team) is a wrong one.
         return Instance(
             prompt=f"How many active employees does the {name} department have{where}?",
-            rubric_items=[
-                answer("count", f"The answer says {n}", count_regex(n, NOUN)),
-                no_spray(
-                    [count_regex(k, NOUN) for k in sorted(wrong)],
-                    "a count with people on leave, who left, or in other offices",
-                ),
-            ],
+            rubric_items=[stated("count", f"The answer says {n}", "headcount", n)],
+            claims={"headcount": count_kind(NOUN)},
             solution=[
                 sql_step(
                     "SELECT count(*) FROM employees e JOIN departments d ON d.id = e.department_id "
@@ -57,32 +41,33 @@ def generate(world, rng, level: int) -> Instance:
             apps=["postgres"],
             limits=LIMITS_L0,
         )
-    by_office = rng.random() < 0.5
-    if by_office:  # one department, a count per office
+    if rng.random() < 0.5:  # one department, a count per office
         d = rng.choice(sorted(depts))
         rows = [(o, count[d, o]) for o in OFFICES]
-        prompt = (f"How many active employees does {depts[d]['name']} have in each office (Berlin, London, Remote)? "
-                  "Give a count per office, 0 where there is nobody.")  # fmt: skip
-        group = "e.location"
-        where = f"d.id = {d}"
+        prompt = (
+            f"How many active employees does {depts[d]['name']} have in each office (Berlin, London, Remote)? "
+            "Give a count per office, 0 where there is nobody."
+        )
+        group, where = "e.location", f"d.id = {d}"
     else:  # one office, a count per department
         office = rng.choice(OFFICES)
         rows = [(depts[d]["name"], count[d, office]) for d in sorted(depts)]
-        prompt = (f"How many active employees does each department have {PLACE[office]}? Give a count per "
-                  "department, 0 where there is nobody.")  # fmt: skip
-        group = "d.name"
-        where = f"e.location = '{office}'"
+        prompt = (
+            f"How many active employees does each department have {PLACE[office]}? Give a count per "
+            "department, 0 where there is nobody."
+        )
+        group, where = "d.name", f"e.location = '{office}'"
+    # A count belongs to the office or department it stands next to ("Berlin: 4"), so the label counts as its noun.
+    labels = "|".join(label for label, _ in rows)
     return Instance(
         prompt=prompt,
         rubric_items=[
-            *[
-                answer(f"count-{label.lower().replace(' ', '-')}", f"{label}: {n}", _next_to(label, n), 1)
-                for label, n in rows
-            ],
-            no_spray(
-                [_other_than(label, n) for label, n in rows], "a wrong count for one of them", -len(rows)
-            ),
-        ],  # fmt: skip
+            stated(
+                f"count-{label.lower().replace(' ', '-')}", f"{label}: {n}", "headcount", n, 1, about=label
+            )
+            for label, n in rows
+        ],
+        claims={"headcount": count_kind(rf"{NOUN}|\b({labels})\b")},
         solution=[
             sql_step(
                 f"SELECT {group}, count(*) FROM employees e JOIN departments d ON d.id = e.department_id "

@@ -6,20 +6,19 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
-    count_regex,
+    count_kind,
     full_name,
-    no_spray,
     post_step,
-    posted,
     sql_step,
-    text_regex,
+    stated,
 )
 from gym.families import Instance
 
 TITLE = "A manager's direct reports"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
+# Not "employees": the prompt says "employee id 12", and that 12 counts nothing.
+REPORTS = r"\b((direct )?reports?|people|staff|team members?)\b"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -35,40 +34,22 @@ def generate(world, rng, level: int) -> Instance:
         "SELECT e.first_name, e.last_name, e.title FROM employees e JOIN employees m ON m.id = e.manager_id "
         f"WHERE m.id = {manager['id']} AND e.status = 'active' ORDER BY e.last_name"
     )
-    outsiders = [
-        text_regex(full_name(p))
-        for p in people.values()
-        if p["id"] not in {t["id"] for t in team} | {manager["id"]}
-    ]
     if level == 0:
-        others = sorted({len(t) for t in teams.values()} - {len(team)})
         return Instance(
             prompt=f"How many active direct reports does {name} have (employee id {manager['id']})?",
-            rubric_items=[
-                answer(
-                    "count",
-                    f"The answer says {len(team)}",
-                    count_regex(len(team), "reports?|people|employees?|direct"),
-                ),
-                no_spray(
-                    [count_regex(k, "reports?|people|employees?|direct") for k in others], "another count"
-                ),
-            ],
+            rubric_items=[stated("count", f"The answer says {len(team)}", "reports", len(team))],
+            claims={"reports": count_kind(REPORTS)},
             solution=[sql_step(query), {"answer": f"{name} has {len(team)} direct reports."}],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
     if level == 1:
+        # Anyone outside the team (someone who left, a skip-level report) is a wrong name (grader.claims).
         return Instance(
             prompt=f"Who reports directly to {name} (employee id {manager['id']})? Only active employees, full names.",
             rubric_items=[
-                *[
-                    answer(
-                        f"report-{p['id']}", f"The answer names {full_name(p)}", text_regex(full_name(p)), 1
-                    )
-                    for p in team
-                ],
-                no_spray(outsiders, "people outside the team", points=-len(team)),
+                stated(f"report-{p['id']}", f"The answer names {full_name(p)}", "employee", full_name(p), 1)
+                for p in team
             ],
             solution=[
                 sql_step(query),
@@ -77,37 +58,34 @@ def generate(world, rng, level: int) -> Instance:
             apps=["postgres"],
             limits=LIMITS_L1,
         )
+    # One line per report: the title counts next to the name it stands with.
     return Instance(
         prompt=(
             f"Post {name}'s team in #ops for the seating plan: one line per active direct report with their "
             f"full name and job title (employee id {manager['id']} is {name})."
         ),
         rubric_items=[
-            posted(
-                f"line-{p['id']}",
-                f"The post lists {full_name(p)} as {p['title']}",
-                "ops",
-                [text_regex(full_name(p)), text_regex(p["title"])],
-                1,
-            )
+            claim
             for p in team
-        ]
-        + [
-            {
-                "id": "no-outsiders",
-                "description": "Penalty: the post names people outside the team",
-                "points": -len(team),
-                "kind": "python",
-                "section": "chat",
-                "check": "rubrics.acme.checks:no_other_matches_posted",
-                "args": {
-                    "regex": "|".join(outsiders),
-                    "allowed": [],
-                    "channel": "ops",
-                },
-                "baseline_ok": True,
-                "baseline_reason": "A penalty: it holds until the agent posts someone outside the team.",
-            }
+            for claim in (
+                stated(
+                    f"line-{p['id']}",
+                    f"The post lists {full_name(p)}",
+                    "employee",
+                    full_name(p),
+                    1,
+                    where="#ops",
+                ),
+                stated(
+                    f"title-{p['id']}",
+                    f"{full_name(p)} is {p['title']}",
+                    "title",
+                    p["title"],
+                    1,
+                    where="#ops",
+                    about=full_name(p),
+                ),
+            )
         ],
         solution=[
             sql_step(query),

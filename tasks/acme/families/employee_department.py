@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, no_spray, quoted, sql_step, text_regex
+from families._common import LIMITS_L0, LIMITS_L1, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "An employee's department"
@@ -16,15 +16,11 @@ def generate(world, rng, level: int) -> Instance:
     person = people[rng.choice(sorted(i for i, e in people.items() if e["manager_id"]))]
     name = f"{person['first_name']} {person['last_name']}"
     department = departments[person["department_id"]]
-    others = [text_regex(d) for d in departments.values() if d != department and d not in department]
     query = (
         "SELECT e.first_name, e.last_name, d.name AS department FROM employees e "
         f"JOIN departments d ON d.id = e.department_id WHERE e.first_name || ' ' || e.last_name = {quoted(name)}"
     )
-    items = [
-        answer("department", f"The answer says {department}", text_regex(department)),
-        no_spray(others, "other departments"),
-    ]
+    items = [stated("department", f"The answer says {department}", "department", department)]
     if level == 0:
         return Instance(
             prompt=f"Which department does {name} work in?",
@@ -39,7 +35,7 @@ def generate(world, rng, level: int) -> Instance:
         prompt=f"Which department does {name} work in, and who is their manager?",
         rubric_items=[
             *items,
-            answer("manager", f"The answer names the manager {boss_name}", text_regex(boss_name)),
+            stated("manager", f"The answer names the manager {boss_name}", "employee", boss_name),
         ],
         solution=[
             sql_step(query),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, full_name, no_spray, quoted, sql_step
-from families._people import CHANNELS, active, departments, item, loose, people
+from families._common import LIMITS_L0, LIMITS_L1, full_name, quoted, sql_step, stated
+from families._people import CHANNELS, OFFICE, active, departments, item, people, usernames
 from gym.families import Instance
 
 TITLE = "Look people up in the staff directory"
@@ -14,11 +14,6 @@ SPLIT = "train"
 OFFICES = ("Berlin", "London", "Remote")
 HEADER = ["Name", "Title", "Email", "Location"]
 LIMITS = {"max_turns": 20, "time_limit_s": 600}
-
-
-def _handle(value: str) -> str:
-    """An e-mail or username as a whole token (a username may carry its @)."""
-    return rf"(?<![\w.-]){re.escape(value)}(?![\w@-])"
 
 
 def _scopes(world) -> list[tuple]:
@@ -37,22 +32,18 @@ def generate(world, rng, level: int) -> Instance:
     if level == 0:
         person, field = rng.choice(current), rng.choice(["email", "chat_username"])
         what = {"email": "e-mail address", "chat_username": "chat username"}[field]
+        kind = {"email": "email", "chat_username": "username"}[field]
         return Instance(
             prompt=f"What is {full_name(person)}'s {what}?",
-            rubric_items=[
-                answer(field, f"The answer gives {person[field]}", _handle(person[field])),
-                no_spray(
-                    [_handle(p[field]) for p in staff.values() if p["id"] != person["id"]],
-                    f"other people's {what}es",
-                ),
-            ],
+            rubric_items=[stated(field, f"The answer gives {person[field]}", kind, person[field])],
+            claims={"username": usernames(world)} if kind == "username" else {},
             solution=[
                 sql_step(
                     f"SELECT email, chat_username FROM employees WHERE first_name = {quoted(person['first_name'])} "
                     f"AND last_name = {quoted(person['last_name'])}"
                 ),
                 {"answer": f"{full_name(person)}'s {what} is {person[field]}."},
-            ],  # fmt: skip
+            ],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
@@ -75,34 +66,28 @@ def generate(world, rng, level: int) -> Instance:
             if office
             else ""
         )
-        ids = {p["id"] for p in found}
         return Instance(
             prompt=f"Which active employees{where} have '{word}' in their job title? Give their full names.",
             rubric_items=[
-                *[
-                    answer(f"person-{p['id']}", f"The answer names {full_name(p)}", loose(full_name(p)), 1)
-                    for p in found
-                ],
-                no_spray(
-                    [loose(full_name(p)) for p in staff.values() if p["id"] not in ids],
-                    "anyone else",
-                    -len(found),
-                ),
-            ],  # fmt: skip
+                stated(f"person-{p['id']}", f"The answer names {full_name(p)}", "employee", full_name(p), 1)
+                for p in found
+            ],
             solution=[
                 sql_step(
                     "SELECT first_name, last_name, title, location FROM employees WHERE status = 'active' "
                     f"AND title ILIKE '%{word}%'" + (f" AND location = '{office}'" if office else "")
                 ),
                 {"answer": ", ".join(full_name(p) for p in found) + "."},
-            ],  # fmt: skip
+            ],
             apps=["postgres"],
             limits=LIMITS_L1,
         )
     d, office = rng.choice(_scopes(world))
     dept = depts.get(d)
-    found = sorted((p for p in current if d in (None, p["department_id"]) and office in (None, p["location"])),
-                   key=lambda p: p["last_name"])  # fmt: skip
+    found = sorted(
+        (p for p in current if d in (None, p["department_id"]) and office in (None, p["location"])),
+        key=lambda p: p["last_name"],
+    )
     place = {"Berlin": "at the Berlin office", "London": "at the London office", "Remote": "working remotely"}
     scope = " ".join(
         filter(None, [f"the {dept['name']} department" if dept else "everyone", place.get(office)])
@@ -110,18 +95,64 @@ def generate(world, rng, level: int) -> Instance:
     slug = "_".join(filter(None, [dept and dept["code"].lower(), office and office.lower()]))
     path = f"reports/{slug}_directory.xlsx"
     channel = CHANNELS.get(dept["code"], "general") if dept else "general"
-    inside = {p["id"] for p in found}
-    others = [
-        p for p in staff.values() if p["id"] not in inside
-    ]  # the likeliest slip: someone not active, then a colleague
-    left = [p for p in others if d in (None, p["department_id"]) and office in (None, p["location"])]
-    outsider = (left or [p for p in others if d in (None, p["department_id"])] or others)[0]
     extra = rng.choice([None, "Manager", "Chat username"])
 
     def cells(p) -> list[str]:
         boss = staff.get(p["manager_id"])
         more = {None: [], "Manager": [full_name(boss) if boss else ""], "Chat username": [p["chat_username"]]}
         return [full_name(p), p["title"], p["email"], p["location"], *more[extra]]
+
+    def row(p) -> list[dict]:
+        """A row's values are claims about its e-mail (the row's key): on someone else's row, or on a row
+        for someone who does not belong in the sheet, they are wrong (grader.claims)."""
+        boss, at = staff.get(p["manager_id"]), {"where": f"file:{path}", "about": p["email"]}
+        out = [
+            stated(
+                f"name-{p['id']}",
+                f"The row of {p['email']} names {full_name(p)}",
+                "employee",
+                full_name(p),
+                1,
+                **at,
+            ),
+            stated(
+                f"title-{p['id']}", f"{full_name(p)}'s title is {p['title']}", "title", p["title"], 1, **at
+            ),
+        ]
+        if not office:  # the office the directory is of is in the prompt
+            out.append(
+                stated(
+                    f"office-{p['id']}",
+                    f"{full_name(p)} works from {p['location']}",
+                    "office",
+                    p["location"],
+                    1,
+                    **at,
+                )
+            )
+        if extra == "Manager" and boss:
+            out.append(
+                stated(
+                    f"manager-{p['id']}",
+                    f"{full_name(p)}'s manager is {full_name(boss)}",
+                    "employee",
+                    full_name(boss),
+                    1,
+                    **at,
+                )
+            )
+        if extra == "Chat username":
+            out.append(
+                stated(
+                    f"username-{p['id']}",
+                    f"{full_name(p)}'s chat username is {p['chat_username']}",
+                    "username",
+                    p["chat_username"],
+                    1,
+                    **at,
+                )
+            )
+        return out
 
     rows = [HEADER + ([extra] if extra else [])] + [cells(p) for p in found]
     return Instance(
@@ -131,21 +162,7 @@ def generate(world, rng, level: int) -> Instance:
             f"#{channel}."
         ),
         rubric_items=[
-            *[
-                item(
-                    f"row-{p['id']}",
-                    f"A row for {p['email']}: " + ", ".join(v for v in cells(p) if v and v != p["email"]),
-                    "sheet_row",
-                    {
-                        "path": path,
-                        "key": p["email"],
-                        "values": [v for v in cells(p) if v and v != p["email"]],
-                    },
-                    1,
-                    "spreadsheet",
-                )
-                for p in found
-            ],
+            *[claim for p in found for claim in row(p)],
             item(
                 "sorted",
                 "Rows are sorted by last name",
@@ -155,16 +172,6 @@ def generate(world, rng, level: int) -> Instance:
                 "spreadsheet",
             ),
             item(
-                "no-outsider",
-                f"Penalty: the sheet lists {full_name(outsider)}, who does not belong in it",
-                "sheet_row",
-                {"path": path, "key": outsider["email"], "values": []},
-                -2,
-                "penalties",
-                negate=True,
-                reason=f"A penalty: it holds unless the sheet lists {full_name(outsider)}.",
-            ),
-            item(
                 "shared",
                 f"The file was shared in #{channel}",
                 "shared_file",
@@ -172,7 +179,7 @@ def generate(world, rng, level: int) -> Instance:
                 3,
                 "chat",
             ),
-        ],  # fmt: skip
+        ],
         solution=[
             sql_step(
                 "SELECT first_name || ' ' || last_name AS name, title, email, location FROM employees "
@@ -194,7 +201,8 @@ def generate(world, rng, level: int) -> Instance:
             {
                 "answer": f"Built {path} ({len(found)} people, sorted by last name) and shared it in #{channel}."
             },
-        ],  # fmt: skip
+        ],
+        claims={"office": OFFICE, "username": usernames(world)},
         apps=["postgres", "chat", "office"],
         limits=LIMITS,
     )

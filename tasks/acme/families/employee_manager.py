@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    LIMITS_L2,
-    answer,
-    full_name,
-    no_spray,
-    post_step,
-    quoted,
-    sql_step,
-    text_regex,
-    unprompted,
-)
-from families._people import active, departments, item, names, people
+from families._common import LIMITS_L0, LIMITS_L1, LIMITS_L2, full_name, post_step, quoted, sql_step, stated
+from families._people import OFFICE, active, department_names, departments, people, usernames
 from gym.families import Instance
 
 TITLE = "An employee's manager and team"
@@ -28,10 +16,6 @@ QUERY = (
 )
 
 
-def _office(location: str) -> str:
-    return r"(?i:\bremote)" if location == "Remote" else text_regex(location)
-
-
 def generate(world, rng, level: int) -> Instance:
     staff = people(world)
     managers = sorted({p["manager_id"] for p in staff.values() if p["manager_id"]})
@@ -40,26 +24,23 @@ def generate(world, rng, level: int) -> Instance:
     person = rng.choice([p for p in active(world) if p["manager_id"]])
     name, boss = full_name(person), staff[person["manager_id"]]
     query = sql_step(QUERY.format(name=quoted(name)))
-    others = [staff[m] for m in managers if m not in (boss["id"], person["id"])]
     if level == 0:
-        prompt = f"Who is {name}'s manager? Give their full name."
         return Instance(
-            prompt=prompt,
+            prompt=f"Who is {name}'s manager? Give their full name.",
             rubric_items=[
-                answer("manager", f"The answer names {full_name(boss)}", text_regex(full_name(boss))),
-                no_spray(unprompted(names(others), prompt), "other managers"),
+                stated("manager", f"The answer names {full_name(boss)}", "employee", full_name(boss))
             ],
             solution=[query, {"answer": f"{name}'s manager is {full_name(boss)}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
     department = departments(world)[person["department_id"]]["name"]
-    handle = rf"@{person['chat_username']}\b"
     message = (
         f"Meet the team: @{person['chat_username']} is our {person['title']} in {department}, working from "
         f"{'home (remote)' if person['location'] == 'Remote' else 'the ' + person['location'] + ' office'} "
         f"and reporting to {full_name(boss)}. Say hi!"
     )
+    # Another manager, department or office in the intro is a wrong value (grader.claims).
     return Instance(
         prompt=(
             f"We are running 'meet the team' intros in #general this week. Post one for {name}: mention them "
@@ -67,40 +48,44 @@ def generate(world, rng, level: int) -> Instance:
             "their manager is (full name)."
         ),
         rubric_items=[
-            item(
-                "intro",
-                f"#general introduces @{person['chat_username']} with manager {full_name(boss)}",
-                "posted",
-                {"channel": "general", "all_of": [handle, text_regex(full_name(boss))]},
-                3,
-                "chat",
+            stated(
+                "mention",
+                f"#general mentions @{person['chat_username']}",
+                "username",
+                person["chat_username"],
+                1,
+                where="#general",
             ),
-            item(
+            stated(
+                "manager",
+                f"The intro names the manager {full_name(boss)}",
+                "employee",
+                full_name(boss),
+                2,
+                where="#general",
+            ),
+            stated(
                 "department",
                 f"The intro names the department {department}",
-                "posted",
-                {"channel": "general", "all_of": [handle, text_regex(department)]},
+                "department",
+                department,
                 1,
-                "chat",
+                where="#general",
             ),
-            item(
+            stated(
                 "office",
                 f"The intro names the office {person['location']}",
-                "posted",
-                {"channel": "general", "all_of": [handle, _office(person["location"])]},
+                "office",
+                person["location"],
                 1,
-                "chat",
-            ),
-            item(
-                "no-other-manager",
-                "Penalty: the post names another manager",
-                "no_other_matches_posted",
-                {"regex": "|".join(names(others)), "allowed": [], "channel": "general"},
-                -2,
-                "chat",
-                reason="A penalty: it holds until the agent posts another manager's name.",
+                where="#general",
             ),
         ],
+        claims={
+            "username": usernames(world, mention=True),
+            "office": OFFICE,
+            "department": department_names(world),
+        },
         solution=[query, post_step("general", message), {"answer": f"Posted {name}'s intro in #general."}],
         apps=["postgres", "chat"],
         limits=LIMITS_L2,
@@ -121,26 +106,25 @@ def _team(world, rng, staff, managers) -> Instance:
         key=lambda p: p["last_name"],
     )
     where = f" and work from the {office} office" if office else ""
-    members = {p["id"] for p in team} | {boss_id}
+    # Each report's title counts next to their name; anyone outside the group is a wrong name.
     return Instance(
         prompt=(
             f"Who reports directly to {full_name(boss)}{where}? Only active employees; give each one's full "
             "name and job title."
         ),
         rubric_items=[
-            answer(
-                f"report-{p['id']}",
-                f"The answer lists {full_name(p)} as {p['title']}",
-                rf"{text_regex(full_name(p))}[^\n]{{0,60}}?{text_regex(p['title'])}",
-                1,
-            )
+            item
             for p in team
-        ]
-        + [
-            no_spray(
-                names(p for p in staff.values() if p["id"] not in members),
-                "people outside that group",
-                -len(team),
+            for item in (
+                stated(f"report-{p['id']}", f"The answer lists {full_name(p)}", "employee", full_name(p), 1),
+                stated(
+                    f"title-{p['id']}",
+                    f"{full_name(p)} is {p['title']}",
+                    "title",
+                    p["title"],
+                    1,
+                    about=full_name(p),
+                ),
             )
         ],
         solution=[

@@ -10,10 +10,9 @@ from families._common import (
     execute_step,
     full_name,
     post_step,
-    posted,
     sql_step,
     state,
-    text_regex,
+    stated,
 )
 from gym.families import Instance
 
@@ -79,12 +78,16 @@ def generate(world, rng, level: int) -> Instance:
     if level == 2:
         prompt += f" Then announce the move in #general, naming {person['first_name']}, the department and their new manager."
         head = by_id(world, "employees")[target["head_id"]]
+        # The new manager is what the announcement states that the prompt does not (the department it
+        # names): another manager is a wrong name.
         items.append(
-            posted(
+            stated(
                 "announced",
-                f"#general hears {name} joins {target['name']} under {full_name(head)}",
-                "general",
-                [text_regex(person["first_name"]), text_regex(target["name"]), text_regex(full_name(head))],
+                f"#general hears {name} reports to {full_name(head)}",
+                "employee",
+                full_name(head),
+                3,
+                where="#general",
             )
         )
         steps.append(

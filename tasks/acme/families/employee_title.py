@@ -8,18 +8,14 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
-    count_regex,
-    date_regex,
+    count_kind,
     full_name,
-    no_spray,
     post_step,
-    posted,
     quoted,
     sql_step,
-    text_regex,
-    unprompted,
+    stated,
 )
+from families._people import OFFICE, usernames
 from gym.families import Instance
 
 TITLE = "Someone's job title, office and start date"
@@ -39,28 +35,22 @@ def generate(world, rng, level: int) -> Instance:
     person = rng.choice(people)
     name = full_name(person)
     if level == 0:
-        titles = sorted({p["title"] for p in people} - {person["title"]})
+        # "Backend Engineer" is no wrong title inside "Senior Backend Engineer": the longest name is read.
         return Instance(
             prompt=f"What is {name}'s job title?",
-            rubric_items=[
-                answer("title", f"The answer says {person['title']}", text_regex(person["title"])),
-                no_spray(unprompted([text_regex(t) for t in titles], person["title"]), "other job titles"),
-            ],
+            rubric_items=[stated("title", f"The answer says {person['title']}", "title", person["title"])],
             solution=[sql_step(_query(person)), {"answer": f"{name} is {person['title']}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
     if level == 1:
-        places = sorted({p["location"] for p in people} - {person["location"]})
         return Instance(
             prompt=f"Which office does {name} work from, and when did they join the company?",
             rubric_items=[
-                answer("office", f"The answer says {person['location']}", text_regex(person["location"])),
-                answer(
-                    "joined", f"The answer gives {person['hire_date']}", date_regex(person["hire_date"]), 3
-                ),
-                no_spray([text_regex(p) for p in places], "other offices"),
+                stated("office", f"The answer says {person['location']}", "office", person["location"]),
+                stated("joined", f"The answer gives {person['hire_date']}", "date", person["hire_date"], 3),
             ],
+            claims={"office": OFFICE},
             solution=[
                 sql_step(_query(person)),
                 {
@@ -86,21 +76,25 @@ def generate(world, rng, level: int) -> Instance:
             "and their job title."
         ),
         rubric_items=[
-            posted(
-                "note",
-                f"#general congratulates @{person['chat_username']} on {years} years",
-                "general",
-                [rf"@{person['chat_username']}\b", count_regex(years, "years?")],
-                4,
+            stated(
+                "mention",
+                f"#general mentions @{person['chat_username']}",
+                "username",
+                person["chat_username"],
+                1,
+                where="#general",
             ),
-            posted(
+            stated("years", f"The note says {years} years", "years", years, 3, where="#general"),
+            stated(
                 "title",
                 f"The note names the title {person['title']}",
-                "general",
-                [text_regex(person["title"])],
+                "title",
+                person["title"],
                 1,
+                where="#general",
             ),
         ],
+        claims={"username": usernames(world, mention=True), "years": count_kind(r"\b(full )?years?\b")},
         solution=[
             sql_step(_query(person)),
             post_step(

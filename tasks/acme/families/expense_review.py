@@ -8,17 +8,13 @@ from decimal import Decimal
 from families._common import (
     LIMITS_L0,
     LIMITS_L1,
-    answer,
     dm,
     dm_step,
     execute_step,
     full_name,
-    money_regex,
-    no_spray,
     quoted,
     sql_step,
-    state,
-    text_regex,
+    stated,
 )
 from families._people import AGENT, TODAY, active, iso, item, me, people
 from gym.families import Instance
@@ -27,6 +23,16 @@ TITLE = "Review expense claims by the policy"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 STATUSES = ("pending", "approved", "rejected", "paid")
+# A review decision recorded in expense_claims: an undecided claim stays pending, which costs nothing;
+# a wrong decision costs what a right one earns.
+DECISION = {"values": ["pending", "approved", "rejected"], "allow": ["pending"]}
+# The outcome as told by direct message, rejected in its usual words.
+OUTCOME = {
+    "values": [
+        "approved",
+        {"value": "rejected", "regex": r"\b(rejected|declined|denied|refused|not (been )?approved)\b"},
+    ]
+}
 POLICY = "policies/expense_policy.docx"
 CITIES = (
     "Hamburg",
@@ -45,11 +51,20 @@ BIG_GEAR = ("27-inch monitor for home office", "Tablet for customer demos", "Sta
 TOOLS = ("diagram editor", "screen recorder", "PDF editor", "password manager")
 # kind: (approve?, policy section)
 KINDS = {
-    "train": (True, "3.1"), "taxi-small": (True, "2.2"), "no-receipt": (False, "2.2"), "late": (False, "2.1"),
-    "meal": (True, "3.3"), "meal-over": (False, "3.3"), "wine": (False, "3.4"), "hotel": (True, "3.2"),
-    "hotel-over": (False, "3.2"), "gear": (True, "3.7"), "gear-over": (False, "3.7"), "tool": (True, "3.5"),
+    "train": (True, "3.1"),
+    "taxi-small": (True, "2.2"),
+    "no-receipt": (False, "2.2"),
+    "late": (False, "2.1"),
+    "meal": (True, "3.3"),
+    "meal-over": (False, "3.3"),
+    "wine": (False, "3.4"),
+    "hotel": (True, "3.2"),
+    "hotel-over": (False, "3.2"),
+    "gear": (True, "3.7"),
+    "gear-over": (False, "3.7"),
+    "tool": (True, "3.5"),
     "tool-over": (False, "3.5"),
-}  # fmt: skip
+}
 LIMITS = {"max_turns": 20, "time_limit_s": 600}
 
 
@@ -69,20 +84,31 @@ def _claim(rng, kind: str, client: str) -> dict:
         "no-receipt": ("travel", f"Taxi to a meeting at {client}", _cents(rng, 26, 90)),
         "meal": ("meals", f"Client lunch with {client} ({n} people)", _cents(rng, 25 * n, 58 * n)),
         "meal-over": ("meals", f"Client dinner with {client} ({n} people)", _cents(rng, 63 * n, 80 * n)),
-        "wine": ("meals", f"Dinner with {client} ({n} people), incl. a bottle of wine", _cents(rng, 30 * n, 55 * n)),
+        "wine": (
+            "meals",
+            f"Dinner with {client} ({n} people), incl. a bottle of wine",
+            _cents(rng, 30 * n, 55 * n),
+        ),
         "hotel": ("lodging", hotel, _cents(rng, 110 * nights, 195 * nights)),
         "hotel-over": ("lodging", hotel, _cents(rng, 215 * nights, 260 * nights)),
         "gear": ("equipment", rng.choice(GEAR), _cents(rng, 60, 480)),
         "gear-over": ("equipment", rng.choice(BIG_GEAR), _cents(rng, 520, 950)),
         "tool": ("software", f"Annual {rng.choice(TOOLS)} subscription", _cents(rng, 10, 99)),
         "tool-over": ("software", f"Annual {rng.choice(TOOLS)} licence, team edition", _cents(rng, 120, 400)),
-    }[kind]  # fmt: skip
+    }[kind]
     submitted = TODAY - dt.timedelta(days=rng.randint(1, 6))
     spent = submitted - dt.timedelta(days=rng.randint(61, 120) if kind == "late" else rng.randint(1, 30))
     approve, section = KINDS[kind]
-    return {"category": category, "description": text, "amount": amount, "has_receipt": kind != "no-receipt"
-            and kind != "taxi-small", "submitted_on": submitted, "expense_date": spent, "approve": approve,
-            "section": section}  # fmt: skip
+    return {
+        "category": category,
+        "description": text,
+        "amount": amount,
+        "has_receipt": kind != "no-receipt" and kind != "taxi-small",
+        "submitted_on": submitted,
+        "expense_date": spent,
+        "approve": approve,
+        "section": section,
+    }
 
 
 def _insert(claims: list[dict], person) -> str:
@@ -107,21 +133,41 @@ def _decide(c: dict, reviewer: int) -> str:
 
 
 def _items(c: dict, reviewer: int, points: int) -> list[dict]:
+    """The decision, and the reviewer and note, which earn nothing on a wrongly decided claim."""
     status = "approved" if c["approve"] else "rejected"
     where = f"FROM expense_claims WHERE id = {c['id']}"
     note = (
         f"review_note ~ '(^|[^0-9.]){c['section'].replace('.', '[.]')}([^0-9]|$)'"
         if not c["approve"]
         else "coalesce(review_note, '') <> ''"
-    ) + f" AND status = '{status}'"  # a note on a wrongly decided claim earns nothing
+    )
     why = f"cites section {c['section']}" if not c["approve"] else "is written"
     return [
-        state(f"status-{c['id']}", f"Claim {c['id']} is {status}", f"SELECT status {where}", status, points),
-        state(f"reviewer-{c['id']}", f"Claim {c['id']} records you as reviewer", f"SELECT reviewed_by {where}",
-              reviewer, 1),
-        item(f"note-{c['id']}", f"Claim {c['id']}'s review note {why}", "sql.row_exists",
-             {"query": f"SELECT 1 {where} AND {note}"}, 1, "database"),
-    ]  # fmt: skip
+        stated(
+            f"status-{c['id']}",
+            f"Claim {c['id']} is {status}",
+            "decision",
+            status,
+            points,
+            where=f"sql:SELECT status {where}",
+        ),
+        item(
+            f"reviewer-{c['id']}",
+            f"Claim {c['id']} records you as reviewer",
+            "sql.row_exists",
+            {"query": f"SELECT 1 {where} AND reviewed_by = {reviewer} AND status = '{status}'"},
+            1,
+            "database",
+        ),
+        item(
+            f"note-{c['id']}",
+            f"Claim {c['id']}'s review note {why}",
+            "sql.row_exists",
+            {"query": f"SELECT 1 {where} AND {note} AND status = '{status}'"},
+            1,
+            "database",
+        ),
+    ]
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -140,10 +186,8 @@ def generate(world, rng, level: int) -> Instance:
                 f"What is the status of {name}'s {claim['category']} expense claim of {claim['amount']} EUR, "
                 f"submitted on {iso(claim['submitted_on'])}? Answer with the status as recorded."
             ),
-            rubric_items=[
-                answer("status", f"The answer says {status}", text_regex(status)),
-                no_spray([text_regex(s) for s in STATUSES if s != status], "other statuses"),
-            ],
+            rubric_items=[stated("status", f"The answer says {status}", "claim_status", status)],
+            claims={"claim_status": {"values": list(STATUSES)}},
             solution=[
                 sql_step(
                     "SELECT c.id, c.amount, c.status FROM expense_claims c JOIN employees e ON e.id = c.employee_id "
@@ -169,6 +213,7 @@ def generate(world, rng, level: int) -> Instance:
             ),
             sql=_insert([claim], person),
             rubric_items=_items(claim, reviewer, 4),
+            claims={"decision": DECISION},
             solution=[
                 {"tool": "office.read_document", "args": {"path": POLICY}},
                 sql_step(f"SELECT * FROM expense_claims WHERE id = {claim['id']}"),
@@ -185,7 +230,7 @@ def generate(world, rng, level: int) -> Instance:
                         "at_most": 1,
                     }
                 ]
-            },  # fmt: skip
+            },
             apps=["postgres", "office"],
             limits=LIMITS_L1,
         )
@@ -206,19 +251,21 @@ def generate(world, rng, level: int) -> Instance:
             "of each claim by direct message."
         ),
         sql=_insert(mine, person),
+        # The outcome of each claim in the DM counts next to the claim's id.
         rubric_items=[i for c in mine for i in _items(c, reviewer, 3)]
         + [
-            item(
-                "told",
-                f"{first} got a direct message naming the approved and the rejected claims",
-                "posted",
-                {
-                    "channel": dm(person["chat_username"]),
-                    "all_of": [r"\bapproved\b", r"\breject", *[money_regex(c["amount"]) for c in mine]],
-                },
-                2,
-                "chat",
-            ),
+            stated(
+                f"told-{c['id']}",
+                f"{first} is told that claim {c['id']} is {'approved' if c['approve'] else 'rejected'}",
+                "outcome",
+                "approved" if c["approve"] else "rejected",
+                1,
+                where=dm(person["chat_username"]),
+                about=str(c["id"]),
+            )
+            for c in mine
+        ]
+        + [
             item(
                 "others-untouched",
                 "Penalty: other employees' pending claims were decided",
@@ -232,7 +279,7 @@ def generate(world, rng, level: int) -> Instance:
                 "database",
                 reason="A penalty: it holds until the agent decides someone else's claim.",
             ),
-        ],  # fmt: skip
+        ],
         solution=[
             {"tool": "office.read_document", "args": {"path": POLICY}},
             sql_step(
@@ -241,20 +288,21 @@ def generate(world, rng, level: int) -> Instance:
             *[execute_step(_decide(c, reviewer)) for c in mine],
             dm_step(
                 person["chat_username"],
-                f"Hi {first}, I reviewed your expense claims: "
-                + "; ".join(
-                    f"claim {c['id']} ({c['description']}, {c['amount']} EUR) is "
+                f"Hi {first}, I reviewed your expense claims:\n"
+                + "\n".join(
+                    f"- Claim {c['id']}: "
                     + (
                         "approved"
                         if c["approve"]
                         else f"rejected under section {c['section']} of the expense policy"
                     )
+                    + f" ({c['description']}, {c['amount']} EUR)"
                     for c in mine
-                )
-                + ".",
+                ),
             ),
             {"answer": "; ".join(f"{c['id']}: {'approved' if c['approve'] else 'rejected'}" for c in mine)},
         ],
+        claims={"decision": DECISION, "outcome": OUTCOME},
         damage={
             "allow": [
                 {
@@ -263,7 +311,7 @@ def generate(world, rng, level: int) -> Instance:
                     "at_most": len(mine),
                 }
             ]
-        },  # fmt: skip
+        },
         apps=["postgres", "chat", "office"],
         limits=LIMITS,
     )

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
-from families._common import LIMITS_L1, answer, date_regex, dm, full_name, no_spray, post_step, sql_step
+from families._common import LIMITS_L1, dm, full_name, post_step, sql_step, stated
 from families._people import (
     AGENT,
     CHANNELS,
     TODAY,
     active,
+    colleagues,
     departments,
     iso,
-    item,
-    loose,
     overlaps,
     people,
     post,
@@ -28,14 +28,28 @@ LIMITS = {"max_turns": 15, "time_limit_s": 400}
 
 
 def _away(rows, ids, span, status="approved") -> set[int]:
-    return {r["employee_id"] for r in rows if r["employee_id"] in ids and r["status"] == status
-            and overlaps(span, (r["start_date"], r["end_date"]))}  # fmt: skip
+    return {
+        r["employee_id"]
+        for r in rows
+        if r["employee_id"] in ids
+        and r["status"] == status
+        and overlaps(span, (r["start_date"], r["end_date"]))
+    }
 
 
-def _holiday(name: str, day: dt.date, span) -> str:
-    """A holiday by name, or by date unless that date is an end of the window (echoed by any answer)."""
-    by_name = f"(?i:{name.split(' (')[0]})"
-    return by_name if day in span else f"{by_name}|{date_regex(day)}"
+def _holidays(world) -> dict:
+    """A kind: the public holidays by name, by any of their names ('Boxing Day / Second Christmas Day'),
+    without the note in brackets, the apostrophe optional or curly."""
+
+    def spelled(name: str) -> str:
+        names = name.split(" (")[0].split(" / ")
+        return "|".join(rf"\b{re.escape(n)}\b".replace("'", "['\u2019]?") for n in names)
+
+    return {
+        "values": [
+            {"value": n, "regex": spelled(n)} for n in sorted({h["name"] for h in world["holidays"].dicts()})
+        ]
+    }
 
 
 def _query(code: str, span) -> str:
@@ -60,16 +74,11 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=f"Who in {dept['name']} is on approved time off on {iso(day)}? Give their full names.",
             rubric_items=[
-                *[
-                    answer(f"away-{i}", f"The answer names {full_name(staff[i])}", loose(full_name(staff[i])))
-                    for i in away
-                ],
-                no_spray(
-                    [loose(full_name(p)) for p in staff.values() if p["id"] not in away],
-                    "people who are not away that day",
-                    -2 * len(away),
-                ),
-            ],  # fmt: skip
+                stated(
+                    f"away-{i}", f"The answer names {full_name(staff[i])}", "employee", full_name(staff[i])
+                )
+                for i in away
+            ],
             solution=[
                 sql_step(_query(dept["code"], (day, day))),
                 {"answer": "On approved time off: " + ", ".join(full_name(staff[i]) for i in away) + "."},
@@ -77,8 +86,10 @@ def generate(world, rng, level: int) -> Instance:
             apps=["postgres"],
             limits=LIMITS_L1,
         )
-    holidays = sorted((h for h in world["holidays"].dicts() if h["day"] > TODAY + dt.timedelta(days=7)),
-                      key=lambda h: (h["day"], h["region"]))  # fmt: skip
+    holidays = sorted(
+        (h for h in world["holidays"].dicts() if h["day"] > TODAY + dt.timedelta(days=7)),
+        key=lambda h: (h["day"], h["region"]),
+    )
     anchor = rng.choice(holidays)
     monday = anchor["day"] - dt.timedelta(days=anchor["day"].weekday())
     span = (monday, monday + dt.timedelta(days=11))
@@ -104,19 +115,18 @@ def generate(world, rng, level: int) -> Instance:
     every = rows + new
     ids = {p["id"] for p in staff.values() if p["department_id"] == dept["id"]}
     away = sorted(_away(every, ids, span), key=lambda i: staff[i]["last_name"])
-    pending = _away(
-        every, ids, span, "requested"
-    )  # mentioning a request still open is fair, listing a declined one is not
-    decoys = sorted(_away(every, ids, span, "declined") - set(away) - pending)
-    free = [p for p in team if p["id"] not in {*away, *decoys, *pending}]
+    # Naming someone whose request is still open is fair (allowed); anyone else not away is a wrong name.
+    pending = sorted(_away(every, ids, span, "requested"))
     days = sorted(
         {(h["day"], h["name"]) for h in world["holidays"].dicts() if span[0] <= h["day"] <= span[1]}
     )
-    where = CHANNELS.get(code) or dm(head["chat_username"])
-    in_chat = f"#{where}" if code in CHANNELS else "a direct message"
-    first = lambda p: rf"(?i:\b{p['first_name']}\b)"  # noqa: E731 - first names are unique in the company
-    values = ", ".join(f"({r['employee_id']}, '{iso(r['start_date'])}', '{iso(r['end_date'])}', "
-                       f"'{rng.choice(KINDS)}', '{r['status']}')" for r in new)  # fmt: skip
+    where = f"#{CHANNELS[code]}" if code in CHANNELS else dm(head["chat_username"])
+    in_chat = where if code in CHANNELS else "a direct message"
+    values = ", ".join(
+        f"({r['employee_id']}, '{iso(r['start_date'])}', '{iso(r['end_date'])}', "
+        f"'{rng.choice(KINDS)}', '{r['status']}')"
+        for r in new
+    )
     lines = [f"- {full_name(staff[i])}" for i in away] + [
         f"- Public holiday: {n} ({iso(d)})" for d, n in days
     ]
@@ -132,7 +142,7 @@ def generate(world, rng, level: int) -> Instance:
         chat={
             "posts": [
                 post(
-                    where,
+                    where.lstrip("#"),
                     head["chat_username"],
                     (
                         f"@{AGENT} quick one for cover planning: who in {dept['name']} has approved time off between "
@@ -143,79 +153,50 @@ def generate(world, rng, level: int) -> Instance:
             ]
         },
         rubric_items=[
-            item(
-                "answered",
-                f"You answered {head['first_name']} in {in_chat}",
-                "posted",
-                {"channel": where, "regex": rf"(?i:{head['first_name']}|@{head['chat_username']})"},
-                1,
-                "reply",
-            ),
             *[
-                item(
+                stated(
                     f"away-{i}",
                     f"The answer names {full_name(staff[i])} (approved time off)",
-                    "posted",
-                    {"channel": where, "regex": first(staff[i])},
+                    "colleague",
+                    full_name(staff[i]),
                     3,
-                    "time off",
+                    where=where,
                 )
                 for i in away
             ],
             *[
-                item(
-                    f"holiday-{iso(d)}",
-                    f"The answer names {n} ({iso(d)})",
-                    "posted",
-                    {"channel": where, "regex": _holiday(n, d, span)},
-                    2,
-                    "holidays",
-                )
+                stated(f"holiday-{iso(d)}", f"The answer names {n} ({iso(d)})", "holiday", n, 2, where=where)
                 for d, n in days
             ],
-            *[
-                item(
-                    f"not-{i}",
-                    f"Penalty: the answer lists {full_name(staff[i])}, whose time off was declined",
-                    "posted",
-                    {"channel": where, "regex": first(staff[i])},
-                    -2,
-                    "penalties",
-                    negate=True,
-                    reason="A penalty: it holds unless the answer names them.",
-                )
-                for i in decoys
-            ],
-            *[
-                item(
-                    "only-away",
-                    "Penalty: the answer lists people who are not away",
-                    "posted",
-                    {"channel": where, "regex": "|".join(loose(full_name(p)) for p in free)},
-                    -3,
-                    "penalties",
-                    negate=True,
-                    reason="A penalty: it holds unless the answer names them.",
-                )
-                for _ in free[:1]
-            ],
-        ],  # fmt: skip
+        ],
+        # Coworkers name each other by first name: a colleague is read by full name, first name or @username.
+        # Listing people who are not away is the error this task is about: up to the whole task's worth
+        # (by default a kind costs at most what its items earn, and the holidays would still pay a roster).
+        claims={
+            "colleague": colleagues(
+                world, allow=[full_name(staff[i]) for i in pending], cap=3 * len(away) + 2 * len(days)
+            ),
+            "holiday": _holidays(world),
+        },
         solution=[
             {
                 "tool": "chat.read_channel",
-                "args": {"channel": where if code in CHANNELS else "@" + head["chat_username"], "limit": 5},
+                "args": {
+                    "channel": where.lstrip("#") if code in CHANNELS else "@" + head["chat_username"],
+                    "limit": 5,
+                },
             },
             sql_step(_query(code, span)),
             sql_step(
                 f"SELECT day, name, region FROM holidays WHERE day BETWEEN DATE '{iso(span[0])}' AND DATE '{iso(span[1])}'"
             ),
             post_step(
-                where if code in CHANNELS else "@" + head["chat_username"],
+                where.lstrip("#") if code in CHANNELS else "@" + head["chat_username"],
                 f"@{head['chat_username']} cover {iso(span[0])} to {iso(span[1])}, approved time off in "
                 f"{dept['name']}:\n" + ("\n".join(lines) or "- nobody"),
             ),
             {"answer": f"Answered {head['first_name']} with the approved absences and the holidays."},
-        ],  # fmt: skip
+        ],
         apps=["postgres", "chat"],
         limits=LIMITS,
     )

@@ -4,17 +4,67 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import LIMITS_L1, MONTHS, dm, dm_step, execute_step, full_name, post_step, sql_step
-from families._people import AGENT, CHANNELS, TODAY, departments, head_of, iso, item, people, post
+from families._common import (
+    LIMITS_L1,
+    MONTHS,
+    dm,
+    dm_step,
+    execute_step,
+    full_name,
+    post_step,
+    sql_step,
+    stated,
+)
+from families._people import AGENT, CHANNELS, TODAY, colleagues, departments, head_of, iso, item, people, post
 from gym.families import Instance
 
 TITLE = "Onboard a new hire"
 LEVELS = (1, 2)
 SPLIT = "train"
-FIRST = ("Anna", "Marco", "Leila", "Tom", "Ines", "Pavel", "Clara", "Omar", "Nina", "Erik", "Sofia", "Jamal",
-         "Mira", "Hugo", "Elif", "Kofi", "Greta", "Ivan", "Maya", "Luca")  # fmt: skip
-LAST = ("Berger", "Okoro", "Lindgren", "Moreau", "Kowalski", "Haddad", "Jensen", "Romano", "Fischer", "Nakamura",
-        "Sousa", "Petrov", "Keller", "Byrne", "Yilmaz", "Dahl", "Mendes", "Larsen", "Varga", "Quinn")  # fmt: skip
+FIRST = (
+    "Anna",
+    "Marco",
+    "Leila",
+    "Tom",
+    "Ines",
+    "Pavel",
+    "Clara",
+    "Omar",
+    "Nina",
+    "Erik",
+    "Sofia",
+    "Jamal",
+    "Mira",
+    "Hugo",
+    "Elif",
+    "Kofi",
+    "Greta",
+    "Ivan",
+    "Maya",
+    "Luca",
+)
+LAST = (
+    "Berger",
+    "Okoro",
+    "Lindgren",
+    "Moreau",
+    "Kowalski",
+    "Haddad",
+    "Jensen",
+    "Romano",
+    "Fischer",
+    "Nakamura",
+    "Sousa",
+    "Petrov",
+    "Keller",
+    "Byrne",
+    "Yilmaz",
+    "Dahl",
+    "Mendes",
+    "Larsen",
+    "Varga",
+    "Quinn",
+)
 TITLES = {
     "FIN": ("Accountant", "Financial Analyst", "Billing Specialist"),
     "SAL": ("Account Executive", "Sales Development Representative"),
@@ -25,20 +75,46 @@ TITLES = {
 TEAM_CHANNEL = CHANNELS | {"ENG": "engineering"}
 CHECKLIST = "hr/onboarding_checklist.docx"
 LIMITS = {"max_turns": 25, "time_limit_s": 600}
+# A mention of someone IT just added to chat (the new hire is in no lexicon of the world's people yet).
+MENTION = {"regex": r"(?<![\w.@-])@(?P<value>[a-z][a-z0-9._-]*[a-z0-9])"}
+CHANNEL = {"regex": r"(?<![\w&#])#(?P<value>[a-z][a-z0-9_-]*)"}
 
 
 def _row_items(who: str, fields: dict, scale: int) -> list[dict]:
     first, last = fields["first_name"].lower(), fields["last_name"].lower()
     row = f"(SELECT * FROM employees WHERE lower(first_name) = '{first}' AND lower(last_name) = '{last}') e"
-    out = [item("employee-row", f"{who} is in the employees table (exactly once)", "sql.value_equals",
-                {"query": f"SELECT count(*) FROM {row}", "expected": 1}, 3, "employee record")]  # fmt: skip
-    weights = {"email": 2, "chat_username": 1, "title": 1, "department_id": 2, "manager_id": 2, "location": 1,
-               "hire_date": 2, "status": 1}  # fmt: skip
+    out = [
+        item(
+            "employee-row",
+            f"{who} is in the employees table (exactly once)",
+            "sql.value_equals",
+            {"query": f"SELECT count(*) FROM {row}", "expected": 1},
+            3,
+            "employee record",
+        )
+    ]
+    weights = {
+        "email": 2,
+        "chat_username": 1,
+        "title": 1,
+        "department_id": 2,
+        "manager_id": 2,
+        "location": 1,
+        "hire_date": 2,
+        "status": 1,
+    }
     for column, points in weights.items():
         expected = str(fields[column])
-        out.append(item(f"employee-{column.replace('_', '-')}", f"{who}'s {column} is {expected}",
-                        "sql.value_equals", {"query": f"SELECT {column}::text FROM {row}", "expected": expected},
-                        points * scale, "employee record"))  # fmt: skip
+        out.append(
+            item(
+                f"employee-{column.replace('_', '-')}",
+                f"{who}'s {column} is {expected}",
+                "sql.value_equals",
+                {"query": f"SELECT {column}::text FROM {row}", "expected": expected},
+                points * scale,
+                "employee record",
+            )
+        )
     return out
 
 
@@ -48,16 +124,27 @@ def generate(world, rng, level: int) -> Instance:
     first, last = rng.choice([(f, la) for f in FIRST for la in LAST if f"{f}.{la}".lower() not in taken])
     code = rng.choice(sorted(TITLES) if level == 1 else sorted(TEAM_CHANNEL))
     dept = next(d for d in depts.values() if d["code"] == code)
-    bosses = sorted({p["manager_id"] for p in staff.values() if p["manager_id"]} & {p["id"] for p in staff.values()
-                    if p["department_id"] == dept["id"] and p["status"] == "active"})  # fmt: skip
+    bosses = sorted(
+        {p["manager_id"] for p in staff.values() if p["manager_id"]}
+        & {p["id"] for p in staff.values() if p["department_id"] == dept["id"] and p["status"] == "active"}
+    )
     boss = staff[rng.choice(bosses)]
     mondays = [TODAY + dt.timedelta(days=7 * k) for k in range(1, 13)]
     holidays = {h["day"] for h in world["holidays"].dicts()}
     start = rng.choice([d for d in mondays if d not in holidays])
     user = f"{first}.{last}".lower()
-    fields = {"first_name": first, "last_name": last, "email": f"{user}@acme-analytics.com", "chat_username": user,
-              "title": rng.choice(TITLES[code]), "department_id": dept["id"], "manager_id": boss["id"],
-              "location": rng.choice(["Berlin", "London", "Remote"]), "hire_date": iso(start), "status": "active"}  # fmt: skip
+    fields = {
+        "first_name": first,
+        "last_name": last,
+        "email": f"{user}@acme-analytics.com",
+        "chat_username": user,
+        "title": rng.choice(TITLES[code]),
+        "department_id": dept["id"],
+        "manager_id": boss["id"],
+        "location": rng.choice(["Berlin", "London", "Remote"]),
+        "hire_date": iso(start),
+        "status": "active",
+    }
     name, top = f"{first} {last}", max(staff)
     insert = execute_step(
         "INSERT INTO employees (first_name, last_name, email, chat_username, title, department_id, manager_id, "
@@ -65,11 +152,23 @@ def generate(world, rng, level: int) -> Instance:
         + ", ".join(str(v) if isinstance(v, int) else f"'{v}'" for v in fields.values())
         + ")"
     )
-    lookup = sql_step(f"SELECT d.id, d.name, e.id AS manager_id, e.first_name, e.last_name FROM departments d "
-                      f"JOIN employees e ON e.department_id = d.id WHERE d.code = '{code}'")  # fmt: skip
-    only = item("only-one", "Penalty: other new employee rows were added", "sql.value_equals",
-                {"query": f"SELECT count(*) FROM employees WHERE id > {top} AND lower(chat_username) <> '{user}'",
-                 "expected": 0}, -3, "penalties", reason="A penalty: it holds until another employee is added.")  # fmt: skip
+    lookup = sql_step(
+        f"SELECT d.id, d.name, e.id AS manager_id, e.first_name, e.last_name FROM departments d "
+        f"JOIN employees e ON e.department_id = d.id WHERE d.code = '{code}'"
+    )
+    only = item(
+        "only-one",
+        "Penalty: other new employee rows were added",
+        "sql.value_equals",
+        {
+            "query": f"SELECT count(*) FROM employees WHERE id > {top} AND lower(chat_username) <> '{user}'",
+            "expected": 0,
+        },
+        -3,
+        "penalties",
+        reason="A penalty: it holds until another employee is added.",
+    )
+    hired = {"allow": [{"table": "employees", "may": ["add"], "at_most": 1}]}  # the new hire's row
     day = f"{start.strftime('%A')} {start.day} {MONTHS[start.month - 1]}"
     where = {"Remote": "remotely", "Berlin": "from our Berlin office", "London": "from our London office"}
     if level == 1:
@@ -85,8 +184,8 @@ def generate(world, rng, level: int) -> Instance:
                 lookup,
                 insert,
                 {"answer": f"Added {name} ({fields['email']})."},
-            ],  # fmt: skip
-            damage={"allow": []},
+            ],
+            damage=hired,
             apps=["postgres", "office"],
             limits=LIMITS_L1,
         )
@@ -112,7 +211,7 @@ def generate(world, rng, level: int) -> Instance:
                 }
             ],
             "posts": [post("general", hr["chat_username"], announcement)],
-        },  # fmt: skip
+        },
         rubric_items=[
             *_row_items(name, fields, 1),
             *[
@@ -126,37 +225,40 @@ def generate(world, rng, level: int) -> Instance:
                 )
                 for c in ("general", team)
             ],
-            item(
-                "welcome",
-                f"A welcome in #{team} mentions @{user}",
-                "posted",
-                {"channel": team, "regex": rf"@{user}\b"},
-                3,
-                "chat",
+            # The welcome's role, start date and manager are claims: another one is a wrong value.
+            stated("welcome", f"A welcome in #{team} mentions @{user}", "mention", user, 3, where=f"#{team}"),
+            stated(
+                "welcome-role",
+                f"The welcome gives the role {fields['title']}",
+                "role",
+                fields["title"],
+                1,
+                where=f"#{team}",
             ),
-            item(
-                "welcome-details",
-                "The welcome gives the role, the start date and the manager",
-                "posted",
-                {
-                    "channel": team,
-                    "all_of": [
-                        rf"@{user}\b",
-                        fields["title"],
-                        rf"\b{start.day}(?!\d)|{iso(start)}",
-                        boss["first_name"],
-                    ],
-                },
-                2,
-                "chat",
+            stated(
+                "welcome-start",
+                f"The welcome gives the start date {iso(start)}",
+                "date",
+                iso(start),
+                1,
+                where=f"#{team}",
             ),
-            item(
+            stated(
+                "welcome-manager",
+                f"The welcome names the manager {full_name(boss)}",
+                "colleague",
+                full_name(boss),
+                1,
+                where=f"#{team}",
+            ),
+            # The confirmation says what was done: which team channel the new hire is in.
+            stated(
                 "told-hr",
-                f"You confirmed to {full_name(hr)} by direct message",
-                "posted",
-                {"channel": dm(hr["chat_username"]), "regex": rf"(?i:\b{first}\b)"},
+                f"You confirmed to {full_name(hr)} by direct message, naming #{team}",
+                "channel",
+                team,
                 2,
-                "chat",
+                where=dm(hr["chat_username"]),
             ),
             item(
                 "no-private-channels",
@@ -169,7 +271,7 @@ def generate(world, rng, level: int) -> Instance:
                 reason="A penalty: it holds unless the new hire is added to #leadership.",
             ),
             only,
-        ],  # fmt: skip
+        ],
         solution=[
             {"tool": "chat.read_channel", "args": {"channel": "general", "limit": 5}},
             {"tool": "office.read_document", "args": {"path": CHECKLIST}},
@@ -194,8 +296,19 @@ def generate(world, rng, level: int) -> Instance:
             {
                 "answer": f"{name} is in the employee table, in #general and #{team}, welcomed, and {hr['first_name']} has been told."
             },
-        ],  # fmt: skip
-        damage={"allow": []},
+        ],
+        claims={
+            "mention": MENTION,
+            "channel": CHANNEL,
+            "role": {
+                "values": sorted(
+                    {p["title"] for p in staff.values()} | {t for ts in TITLES.values() for t in ts}
+                )
+            },
+            # By full name, first name or @username; the new hire's first name is someone else's here.
+            "colleague": colleagues(world, skip_first=(first,)),
+        },
+        damage=hired,
         apps=["postgres", "chat", "office"],
         limits=LIMITS,
     )

@@ -11,16 +11,7 @@ import zipfile
 from decimal import Decimal
 from pathlib import Path
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    count_regex,
-    money_regex,
-    no_spray,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, count_kind, sql_step, stated
 from families._support import NOT_NEG
 from gym.families import Instance
 
@@ -30,16 +21,80 @@ SPLIT = "train"
 POLICIES = Path(__file__).resolve().parent.parent / "initial_state" / "workspace" / "policies"
 EXPENSE, DATA = "policies/expense_policy.docx", "policies/data_handling_policy.odt"
 LIMITS = {  # rule: (pattern in the policy text, question variants)
-    "deadline": (r"submitted within (\d+) days", ("Within how many days of the expense date must an expense claim be submitted?", "How many days after the expense date may someone still submit a claim?", "What is the deadline, in days after the expense date, for submitting expense claims?")),
-    "receipt": (r"claim over EUR (\d[\d,]*(?:\.\d\d)?) needs a receipt", ("Above what amount does an expense claim need a receipt?", "From which amount on is a receipt required for an expense claim?", "Which claim amount can be claimed without a receipt at most?")),
-    "lodging": (r"Hotels up to EUR (\d[\d,]*(?:\.\d\d)?) per night", ("What is the most we reimburse for a hotel per night?", "What is the hotel limit per night?", "How much may a hotel night cost at most to be reimbursed?")),
-    "meals": (r"meals up to EUR (\d[\d,]*(?:\.\d\d)?) per person", ("What is the limit for business meals per person?", "How much may a business meal cost per person?", "What is the per-person cap on business meals?")),
-    "software": (r"subscriptions up to EUR (\d[\d,]*(?:\.\d\d)?) are", ("Up to what amount is software reimbursed without the VP Engineering's prior approval?", "What is the software purchase limit before prior approval is needed?", "How expensive may a software subscription be without prior approval?")),
-    "equipment": (r"Equipment up to EUR (\d[\d,]*(?:\.\d\d)?) per item", ("Up to what price per item is equipment reimbursed?", "What is the equipment limit per item before Procurement must order it?", "How much may one piece of equipment cost to be claimed as an expense?")),
-    "approval": (r"Analysts may approve claims up to EUR (\d[\d,]*(?:\.\d\d)?)", ("Up to what amount may analysts approve expense claims themselves?", "Above what claim amount must an analyst escalate to the Head of Finance?", "What is the analysts' approval limit for expense claims?")),
-}  # fmt: skip
-OK = rf"(?i:{NOT_NEG}\b(complies|compliant|allowed|acceptable|reimbursable|can be approved|may be approved|within (the |its )?(limit|rule|policy)|under the limit|below the limit|is fine)\b)"
-BAD = rf"(?i:{NOT_NEG}\b(violat\w*|exceeds|exceeded|over the limit|above the limit|too late|(must|should|to) be rejected)\b|\bnot (allowed|compliant|reimbursable|acceptable|within)\b|\b(does not|doesn't) comply\b)"
+    "deadline": (
+        r"submitted within (\d+) days",
+        (
+            "Within how many days of the expense date must an expense claim be submitted?",
+            "How many days after the expense date may someone still submit a claim?",
+            "What is the deadline, in days after the expense date, for submitting expense claims?",
+        ),
+    ),
+    "receipt": (
+        r"claim over EUR (\d[\d,]*(?:\.\d\d)?) needs a receipt",
+        (
+            "Above what amount does an expense claim need a receipt?",
+            "From which amount on is a receipt required for an expense claim?",
+            "Which claim amount can be claimed without a receipt at most?",
+        ),
+    ),
+    "lodging": (
+        r"Hotels up to EUR (\d[\d,]*(?:\.\d\d)?) per night",
+        (
+            "What is the most we reimburse for a hotel per night?",
+            "What is the hotel limit per night?",
+            "How much may a hotel night cost at most to be reimbursed?",
+        ),
+    ),
+    "meals": (
+        r"meals up to EUR (\d[\d,]*(?:\.\d\d)?) per person",
+        (
+            "What is the limit for business meals per person?",
+            "How much may a business meal cost per person?",
+            "What is the per-person cap on business meals?",
+        ),
+    ),
+    "software": (
+        r"subscriptions up to EUR (\d[\d,]*(?:\.\d\d)?) are",
+        (
+            "Up to what amount is software reimbursed without the VP Engineering's prior approval?",
+            "What is the software purchase limit before prior approval is needed?",
+            "How expensive may a software subscription be without prior approval?",
+        ),
+    ),
+    "equipment": (
+        r"Equipment up to EUR (\d[\d,]*(?:\.\d\d)?) per item",
+        (
+            "Up to what price per item is equipment reimbursed?",
+            "What is the equipment limit per item before Procurement must order it?",
+            "How much may one piece of equipment cost to be claimed as an expense?",
+        ),
+    ),
+    "approval": (
+        r"Analysts may approve claims up to EUR (\d[\d,]*(?:\.\d\d)?)",
+        (
+            "Up to what amount may analysts approve expense claims themselves?",
+            "Above what claim amount must an analyst escalate to the Head of Finance?",
+            "What is the analysts' approval limit for expense claims?",
+        ),
+    ),
+}
+DAYS = count_kind(r"\bdays?\b")
+# The verdict, in words the prompt does not use ("does it meet the rule?"): a negated phrase is the
+# longer match, so "not allowed" is a breach, not an "allowed".
+VERDICT = {
+    "values": [
+        {
+            "value": "meets",
+            "regex": rf"{NOT_NEG}\b(complies|compliant|allowed|acceptable|reimbursable|can be approved|may be approved|within (the |its )?(limit|rule|policy)|under the limit|below the limit|is fine)\b",
+        },
+        {
+            "value": "breaks",
+            "regex": rf"{NOT_NEG}\b(violat\w*|exceeds|exceeded|over the limit|above the limit|too late|(must|should|to) be rejected)\b|\bnot (allowed|compliant|reimbursable|acceptable|within)\b|\b(does not|doesn't) comply\b",
+        },
+    ]
+}
+CLASSES = {"values": ["Public", "Internal", "Confidential"]}
+VERSION = {"regex": r"(?<![\d.])(?P<value>\d+\.\d+)(?![\d]|\.\d)"}
 
 
 def _paragraphs(name: str) -> list[str]:
@@ -79,25 +134,24 @@ def generate(world, rng, level: int) -> Instance:
         return _apply(world, rng, limits)
     kind = rng.choice(["limit"] * 5 + ["class"] * 3 + ["owner", "version"])
     read = {"tool": "office.read_document", "args": {"path": EXPENSE if kind != "class" else DATA}}
+    claims = {}
     if kind == "limit":
+        # The rule's value: any other limit of the policy in the answer is a wrong one (grader.claims).
         rule = rng.choice(sorted(LIMITS))
         value = limits[rule]
         question = rng.choice(LIMITS[rule][1])
-        right = count_regex(int(value), "days?") if rule == "deadline" else money_regex(value)
-        others = [money_regex(v) for k, v in limits.items() if v != value]
-        said = f"{value} days" if rule == "deadline" else f"EUR {value:,.2f}"
-        items = [
-            answer("value", f"The answer gives {said}", right),
-            no_spray(others, "other limits of the policy"),
-        ]
+        if rule == "deadline":
+            said = f"{value} days"
+            items = [stated("value", f"The answer gives {said}", "days", int(value))]
+            claims = {"days": DAYS}
+        else:
+            said = f"EUR {value:,.2f}"
+            items = [stated("value", f"The answer gives {said}", "amount", value)]
     elif kind == "class":
         thing, label = rng.choice(sorted(facts["classes"].items()))
         question, said = f"Under our data handling policy, how are {thing} classified?", label
-        others = [rf"\b{c}\b" for c in ("Public", "Internal", "Confidential") if c != label]
-        items = [
-            answer("class", f"The answer says {label}", rf"(?i:\b{label}\b)"),
-            no_spray(others, "another class"),
-        ]
+        items = [stated("class", f"The answer says {label}", "data_class", label)]
+        claims = {"data_class": CLASSES}
     elif kind == "version":
         where = rng.choice([EXPENSE, DATA])
         version, since = facts["versions"][where]
@@ -105,34 +159,30 @@ def generate(world, rng, level: int) -> Instance:
             "Which version of the policy is in force, and since when?",
             f"Version {version}, effective {since}",
         )
-        others = [
-            rf"(?<![\d.]){re.escape(v)}(?![\d]|\.\d)" for v, _ in facts["versions"].values() if v != version
-        ]
         items = [
-            answer(
-                "version",
-                f"The answer gives version {version}",
-                rf"(?<![\d.]){re.escape(version)}(?![\d]|\.\d)",
+            stated("version", f"The answer gives version {version}", "version", version),
+            stated(
+                "since",
+                f"The answer gives {since}",
+                "date",
+                dt.datetime.strptime(since, "%d %B %Y").date(),
+                1,
             ),
-            answer("since", f"The answer gives {since}", re.escape(since), 1),
-            no_spray(others, "the other policy's version"),
         ]
+        claims = {"version": VERSION}
         read["args"]["path"] = where
     else:
         question, said = "Who is the owner of our expense policy?", facts["owner"]
-        names = sorted(set(facts["names"]) - {said})
-        items = [
-            answer("owner", f"The answer names {said}", text_regex(said)),
-            no_spray([text_regex(n) for n in names], "other people"),
-        ]
+        items = [stated("owner", f"The answer names {said}", "employee", said)]
     where = read["args"]["path"]
     return Instance(
         prompt=f"{question} The answer is in /workspace/{where}.",
         rubric_items=items,
+        claims=claims,
         solution=[read, {"answer": f"{said}."}],
         apps=["office"],
         limits=LIMITS_L0,
-    )  # fmt: skip
+    )
 
 
 def _apply(world, rng, limits) -> Instance:
@@ -214,9 +264,12 @@ def _apply(world, rng, limits) -> Instance:
         "receipt": "receipt rule",
         "deadline": "submission deadline",
     }[topic]
-    figure_rx = count_regex(figure, "days?") if topic == "deadline" else money_regex(figure)
-    others = [money_regex(v) for k, v in limits.items() if v != limit and k != topic]
-    limit_rx = count_regex(int(limit), "days?") if topic == "deadline" else money_regex(limit)
+    # The compared figure and the limit are claims (days for the deadline, else amounts): another limit
+    # of the policy is a wrong one; the claim's own total and its count of people or nights are no
+    # wrong amount to mention.
+    kind = "days" if topic == "deadline" else "amount"
+    allow = [str(amount), *([count] if topic in ("meals", "lodging") else [])]
+    figures = {"days": DAYS} if topic == "deadline" else {"amount": {"extract": "amount", "allow": allow}}
     return Instance(
         prompt=(
             f"Does expense claim {claim_id} meet the {rule} of our expense policy (/workspace/{EXPENSE})? Give the figure "
@@ -224,19 +277,35 @@ def _apply(world, rng, limits) -> Instance:
         ),
         sql=sql,
         rubric_items=[
-            answer("verdict", f"The answer says the claim {'breaks' if bad else 'meets'} the {rule}", BAD if bad else OK, 3),
-            answer("figure", f"The answer gives the compared figure: {what}", figure_rx, 2),
-            answer("limit", f"The answer gives the limit {limit}", limit_rx, 1),
-            no_spray([OK if bad else BAD], "the opposite verdict", -3),
-            {**no_spray(others, "other limits of the policy"), "id": "no-other-limits"},
+            stated(
+                "verdict",
+                f"The answer says the claim {'breaks' if bad else 'meets'} the {rule}",
+                "verdict",
+                "breaks" if bad else "meets",
+                3,
+            ),
+            stated("figure", f"The answer gives the compared figure: {what}", kind, figure, 2),
+            stated(
+                "limit",
+                f"The answer gives the limit {limit}",
+                kind,
+                int(limit) if topic == "deadline" else limit,
+                1,
+            ),
         ],
+        claims={"verdict": VERDICT, **figures},
         solution=[
-            sql_step(f"SELECT id, category, description, amount, has_receipt, expense_date, submitted_on, submitted_on - expense_date AS days FROM expense_claims WHERE id = {claim_id}"),
+            sql_step(
+                f"SELECT id, category, description, amount, has_receipt, expense_date, submitted_on, submitted_on - expense_date AS days FROM expense_claims WHERE id = {claim_id}"
+            ),
             {"tool": "office.read_document", "args": {"path": EXPENSE}},
-            {"answer": f"Claim {claim_id}: {what}; the policy's limit is {limit if topic != 'deadline' else f'{limit} days'}"
-             + (f" (receipts are needed above EUR {limit})" if topic == "receipt" else "") + ". "
-             + ("It violates the rule and should be rejected." if bad else "It complies with the rule.")},
+            {
+                "answer": f"Claim {claim_id}: {what}; the policy's limit is {limit if topic != 'deadline' else f'{limit} days'}"
+                + (f" (receipts are needed above EUR {limit})" if topic == "receipt" else "")
+                + ". "
+                + ("It violates the rule and should be rejected." if bad else "It complies with the rule.")
+            },
         ],
         apps=["postgres", "office"],
         limits=LIMITS_L1,
-    )  # fmt: skip
+    )

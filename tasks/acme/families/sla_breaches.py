@@ -12,28 +12,15 @@ from families._common import (
     LIMITS_L1,
     LIMITS_L2,
     MONTHS,
-    answer,
     by_id,
-    count_regex,
+    count_kind,
     dm,
     full_name,
-    no_spray,
     post_step,
     sql_step,
-    text_regex,
+    stated,
 )
-from families._support import (
-    MET,
-    MISSED,
-    PRIORITIES,
-    breached,
-    hours_regex,
-    item,
-    loose,
-    minutes_to_first_response,
-    number,
-    sla,
-)
+from families._support import PRIORITIES, VERDICT, breached, minutes_to_first_response, sla
 from gym.families import Instance
 
 TITLE = "First-response SLA breaches"
@@ -45,7 +32,10 @@ ASK = (
     "Per sla_policies, what is the {kind} time limit in hours for a ticket of priority {p}?",
     "A customer opened a {p}-priority ticket. Within how many hours is our {kind} due (sla_policies)?",
 )
-HOURS = r"hours?|hrs?|h\b"
+HOURS = r"\b(hours?|hrs?|h)\b"
+# A duration as written: 5.7 hours, 5 h 41 min, 341 minutes; within 3 minutes of the exact one
+# (5.7 hours is 342 minutes).
+DURATION = {"extract": "duration", "tolerance": 3}
 BREACH_SQL = (
     "SELECT t.priority, e.first_name || ' ' || e.last_name AS assignee, count(*) AS tickets, "
     "count(*) FILTER (WHERE t.first_response_at - t.created_at > make_interval(hours => s.first_response_hours)) AS breaches "
@@ -62,21 +52,17 @@ def generate(world, rng, level: int) -> Instance:
         hours = policies[p][kind]
         step = sql_step(f"SELECT priority, {kind} FROM sla_policies ORDER BY {kind}")
         if rng.random() < 0.25:  # the reverse question: which priority has these hours
-            others = [text_regex(q) for q in PRIORITIES if q != p]
             return Instance(
                 prompt=f"Which ticket priority has a {KINDS[kind]} SLA of {hours} hours (sla_policies)?",
-                rubric_items=[answer("priority", f"The answer says {p}", text_regex(p)), no_spray(others, "other priorities")],
+                rubric_items=[stated("priority", f"The answer says {p}", "priority", p)],
                 solution=[step, {"answer": f"{p.capitalize()}: its {KINDS[kind]} SLA is {hours} hours."}],
                 apps=["postgres"],
                 limits=LIMITS_L0,
-            )  # fmt: skip
-        others = sorted({policies[q][kind] for q in PRIORITIES} - {hours})
+            )
         return Instance(
             prompt=rng.choice(ASK).format(kind=KINDS[kind], p=p),
-            rubric_items=[
-                answer("hours", f"The answer says {hours} hours", count_regex(hours, HOURS)),
-                no_spray([count_regex(h, HOURS) for h in others], "other priorities' hours"),
-            ],
+            rubric_items=[stated("hours", f"The answer says {hours} hours", "hours", hours)],
+            claims={"hours": count_kind(HOURS)},
             solution=[step, {"answer": f"The {KINDS[kind]} SLA for {p} priority is {hours} hours."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -84,7 +70,15 @@ def generate(world, rng, level: int) -> Instance:
     tickets = world["support_tickets"].dicts()
     if level == 1:
         missed = rng.random() < 0.5
-        ticket = rng.choice([t for t in tickets if breached(t, policies) == missed])
+
+        def clear(
+            t,
+        ) -> bool:  # a first response not within minutes of the limit: "4 hours" states one of them
+            return (
+                abs(minutes_to_first_response(t) - 60 * policies[t["priority"]]["first_response_hours"]) > 6
+            )
+
+        ticket = rng.choice([t for t in tickets if breached(t, policies) == missed and clear(t)])
         taken, allowed = (
             minutes_to_first_response(ticket),
             policies[ticket["priority"]]["first_response_hours"],
@@ -96,13 +90,18 @@ def generate(world, rng, level: int) -> Instance:
                 "first-response SLA (sla_policies)? Also say how many hours the first response took."
             ),
             rubric_items=[
-                answer("verdict", f"The answer says the SLA was {verdict}", MISSED if missed else MET, 3),
-                answer("taken", f"The answer says it took {taken / 60:.2f} hours", hours_regex(taken)),
-                answer(
-                    "allowed", f"The answer gives the {allowed}-hour limit", count_regex(allowed, HOURS), 1
+                stated("verdict", f"The answer says the SLA was {verdict}", "verdict", verdict, 3),
+                stated("taken", f"The answer says it took {taken / 60:.2f} hours", "duration", taken),
+                stated(
+                    "allowed",
+                    f"The answer gives the {allowed}-hour limit",
+                    "duration",
+                    60 * allowed,
+                    1,
+                    tolerance=0,
                 ),
-                no_spray([MET if missed else MISSED], "the opposite verdict", -3),
             ],
+            claims={"verdict": VERDICT, "duration": DURATION},
             solution=[
                 sql_step(
                     "SELECT t.id, t.priority, t.created_at, t.first_response_at, t.first_response_at - t.created_at AS taken, "
@@ -130,13 +129,8 @@ def _periods(tickets, policies):
     first = min(t["created_at"].date() for t in tickets)
     for n in range(20):
         day = first - dt.timedelta(first.weekday()) + dt.timedelta(7 * n)
-        out.append(
-            (
-                f"the week of {day.day} {MONTHS[day.month - 1]} {day.year} (Monday to Sunday)",
-                day,
-                day + dt.timedelta(7),
-            )
-        )
+        # The week by its ISO date: "the week of 3 March" would put a 3 next to "tickets" in the prompt.
+        out.append((f"the week starting {day.isoformat()} (Monday to Sunday)", day, day + dt.timedelta(7)))
     good = []
     for label, start, end in out:
         mine = [t for t in tickets if start <= t["created_at"].date() < end]
@@ -147,7 +141,7 @@ def _periods(tickets, policies):
             and end <= dt.date(2025, 4, 7)
         ):
             good.append((label, start, end, mine))
-    return good  # fmt: skip
+    return good
 
 
 def _period(world, rng, policies, tickets) -> Instance:
@@ -157,54 +151,57 @@ def _period(world, rng, policies, tickets) -> Instance:
     per = Counter(t["priority"] for t in late)
     (top_id, top_n), *rest = Counter(t["assignee_id"] for t in late).most_common()
     top = full_name(people[top_id])
-    others = [
-        loose(full_name(a))
-        for a in people.values()
-        if a["department_id"] == people[top_id]["department_id"] and a["id"] != top_id
-    ]
     asker = rng.choice(["priya.sharma", "jonas.weber"])
     person = next(p for p in people.values() if p["chat_username"] == asker)
     name = full_name(person)
     where, place = rng.choice(
-        [("support", "in #support"), (dm(asker), f"to {person['first_name']} by direct message")]
+        [("#support", "in #support"), (dm(asker), f"to {person['first_name']} by direct message")]
     )
-    breaches = count_regex(len(late), r"breach\w*|missed|late")
-    breaches += (
-        rf"|(?i:{number(len(late))} ?(of|out of|/) ?{len(mine)} tickets? (were |have )?(breach\w*|missed))"
-    )
-
-    def p_regex(p):
-        zero = r"|\bnone\b|\bno\b|\bzero\b" if per[p] == 0 else ""
-        return rf"(?i:\b{p}\b[^\d\n]{{0,20}}(?:{number(per[p])}{zero})|{number(per[p])} {p}\b)"
-
+    # Counts are claims of two kinds: tickets created, and breaches (in all, per priority, of the top
+    # assignee: a count is attributed to the priority or the person it stands next to). The kind named
+    # first reads its numbers first, so "5 breaches out of 12 tickets" gives 12 to the tickets.
     items = [
-        item("tickets", f"The post gives {len(mine)} tickets created", "posted", {"channel": where, "all_of": [count_regex(len(mine), "tickets?")]}, 1, "counts"),
-        item("breaches", f"The post gives {len(late)} breaches", "posted", {"channel": where, "all_of": [breaches]}, 4, "counts"),
-        *[item(f"priority-{p}", f"{p}: {per[p]} breaches", "posted", {"channel": where, "all_of": [p_regex(p)]}, 1, "per priority") for p in PRIORITIES],
-        item("top", f"{top} has the most breaches ({top_n})", "posted", {"channel": where, "all_of": [rf"{loose(top)}[^\n]{{0,40}}{number(top_n)}"]}, 3, "assignee"),
-        item("not-top", "Penalty: another agent is named as the one with the most breaches", "posted",
-             {"channel": where, "all_of": [rf"(?i:(most|top|highest)\W[^\n]{{0,30}}({'|'.join(others)}))"]}, -3, "assignee",
-             negate=True, reason="A penalty: it holds until a post names the wrong agent."),
-    ]  # fmt: skip
+        stated(
+            "tickets", f"The post gives {len(mine)} tickets created", "all_tickets", len(mine), 1, where=where
+        ),
+        stated("breaches", f"The post gives {len(late)} breaches", "breaches", len(late), 4, where=where),
+        *[
+            stated(f"priority-{p}", f"{p}: {per[p]} breaches", "breaches", per[p], 1, where=where, about=p)
+            for p in PRIORITIES
+        ],
+        stated("top", f"{top} has the most breaches", "employee", top, 2, where=where),
+        stated("top-count", f"{top} has {top_n} breaches", "breaches", top_n, 1, where=where, about=top),
+    ]
     message = (
-        f"First-response SLA, tickets created in {label}: {len(late)} breaches out of {len(mine)} tickets created.\n"
-        + "Per priority: " + ", ".join(f"{p} {per[p]}" for p in PRIORITIES) + ".\n"
+        f"First-response SLA, tickets created in {label}:\n"
+        + f"{len(mine)} tickets created, {len(late)} breaches.\n"
+        + "Per priority: "
+        + ", ".join(f"{p} {per[p]}" for p in PRIORITIES)
+        + ".\n"
         + f"Most breaches: {top} ({top_n})."
-    )  # fmt: skip
+    )
     step = (
         post_step("support", message)
-        if where == "support"
+        if where == "#support"
         else {"tool": "chat.send_direct_message", "args": {"username": asker, "message": message}}
     )
     return Instance(
         prompt=(
             f"{name} wants the first-response SLA breaches for tickets created in {label}. A ticket breaches when its "
             "first response came later than its priority's first_response_hours after it was created. Post the number "
-            "of tickets created, the number of breaches, the breaches per priority (all four) and the assignee with the "
+            "of tickets created, the number of breaches, the breaches per priority (urgent, high, normal and low) and the assignee with the "
             f"most breaches (with their count) {place}. Don't change anything."
         ),
         rubric_items=items,
-        solution=[sql_step(BREACH_SQL.format(start=start, end=end)), step, {"answer": f"Posted the {label} SLA breaches {place}."}],
+        claims={
+            "all_tickets": count_kind(r"\btickets?\b"),
+            "breaches": count_kind(r"\b(breach\w*|missed|late|urgent|high|normal|low)\b"),
+        },
+        solution=[
+            sql_step(BREACH_SQL.format(start=start, end=end)),
+            step,
+            {"answer": f"Posted the SLA report {place}."},
+        ],
         apps=["postgres", "chat"],
         limits=LIMITS_L2,
-    )  # fmt: skip
+    )

@@ -6,26 +6,24 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
     by_id,
-    count_regex,
+    count_kind,
     dm,
     dm_step,
     execute_step,
     full_name,
-    no_spray,
-    posted,
     sql_step,
     state,
-    text_regex,
+    stated,
 )
+from families._support import subjects
 from gym.families import Instance
 
 TITLE = "Who is assigned to a support ticket"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 OPEN = ("new", "open", "pending")
-OPEN_TICKETS = r"open (support )?tickets?"  # not just "tickets": the prompt says "ticket 5"
+OPEN_TICKETS = r"\bopen (support )?tickets?\b"  # not just "tickets": the prompt says "ticket 5"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -43,11 +41,7 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=f"Who is assigned to support ticket {ticket['id']}?",
             rubric_items=[
-                answer("assignee", f"The answer names {full_name(agent)}", text_regex(full_name(agent))),
-                no_spray(
-                    [text_regex(full_name(people[a])) for a in agents if a != agent["id"]],
-                    "other support agents",
-                ),
+                stated("assignee", f"The answer names {full_name(agent)}", "employee", full_name(agent))
             ],
             solution=[
                 sql_step(query),
@@ -64,15 +58,12 @@ def generate(world, rng, level: int) -> Instance:
                 f"Who is assigned to support ticket {ticket['id']}? Give their e-mail and how many open tickets "
                 "(new, open or pending) they have in total."
             ),
+            # Another agent's e-mail or load is a wrong value (grader.claims).
             rubric_items=[
-                answer("email", f"The answer gives {agent['email']}", text_regex(agent["email"])),
-                answer("load", f"The answer says {n} open tickets", count_regex(n, OPEN_TICKETS), 3),
-                no_spray(
-                    [text_regex(people[a]["email"]) for a in agents if a != agent["id"]]
-                    + [count_regex(k, OPEN_TICKETS) for k in sorted(set(load.values()) - {n})],
-                    "other agents' e-mails or loads",
-                ),
+                stated("email", f"The answer gives {agent['email']}", "email", agent["email"]),
+                stated("load", f"The answer says {n} open tickets", "open_tickets", n, 3),
             ],
+            claims={"open_tickets": count_kind(OPEN_TICKETS)},
             solution=[
                 sql_step(query),
                 sql_step(
@@ -89,7 +80,8 @@ def generate(world, rng, level: int) -> Instance:
         prompt=(
             f"{full_name(agent)} is out this week. Reassign support ticket {ticket['id']} to the support agent with "
             "the fewest open tickets (new, open or pending; among those who have tickets assigned; ties: lowest "
-            "employee id), change nothing else, and send that agent a direct message with the ticket id."
+            "employee id), change nothing else, and send that agent a direct message with the ticket id and its "
+            "subject."
         ),
         rubric_items=[
             state(
@@ -99,24 +91,28 @@ def generate(world, rng, level: int) -> Instance:
                 to["id"],
                 4,
             ),
-            posted(
+            # The DM's recipient is the work, and the subject what the prompt does not say.
+            stated(
                 "told",
-                f"{full_name(to)} gets a DM with ticket {ticket['id']}",
-                dm(to["chat_username"]),
-                [rf"(?<!\d){ticket['id']}(?!\d)"],
+                f"{full_name(to)} gets a DM about ticket {ticket['id']} ({ticket['subject']})",
+                "subject",
+                ticket["subject"],
                 2,
+                where=dm(to["chat_username"]),
             ),
         ],
+        claims={"subject": subjects(world)},
         solution=[
             sql_step(
                 "SELECT assignee_id, count(*) FILTER (WHERE status IN ('new', 'open', 'pending')) AS open FROM support_tickets "
                 "WHERE assignee_id IS NOT NULL GROUP BY assignee_id ORDER BY open, assignee_id"
             ),
             sql_step(f"SELECT id, first_name, last_name, chat_username FROM employees WHERE id = {to['id']}"),
+            sql_step(f"SELECT id, subject FROM support_tickets WHERE id = {ticket['id']}"),
             execute_step(f"UPDATE support_tickets SET assignee_id = {to['id']} WHERE id = {ticket['id']}"),
             dm_step(
                 to["chat_username"],
-                f"Hi {to['first_name']}, ticket {ticket['id']} is yours while {agent['first_name']} is out.",
+                f"Hi {to['first_name']}, ticket {ticket['id']} ({ticket['subject']}) is yours while {agent['first_name']} is out.",
             ),
             {"answer": f"Ticket {ticket['id']} now goes to {full_name(to)}, who has been told."},
         ],

@@ -6,16 +6,14 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
     by_id,
-    count_regex,
-    no_spray,
+    count_kind,
     post_step,
-    posted,
     quoted,
     sql_step,
-    text_regex,
+    stated,
 )
+from families._support import TICKET, subjects
 from gym.families import Instance
 
 TITLE = "A customer's open support tickets"
@@ -40,54 +38,64 @@ def generate(world, rng, level: int) -> Instance:
         "AND t.status IN ('new', 'open', 'pending') ORDER BY t.created_at"
     )
     if level == 0:
-        others = sorted({len(ts) for ts in backlog.values()} - {len(mine)})
         return Instance(
             prompt=f"How many open support tickets (status new, open or pending) does {customer['name']} have?",
-            rubric_items=[
-                answer("count", f"The answer says {len(mine)}", count_regex(len(mine), "tickets?")),
-                no_spray([count_regex(k, "tickets?") for k in others], "another count"),
-            ],
+            rubric_items=[stated("count", f"The answer says {len(mine)}", "open_tickets", len(mine))],
+            claims={"open_tickets": count_kind(r"\btickets?\b")},
             solution=[sql_step(query), {"answer": f"{customer['name']} has {len(mine)} open tickets."}],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
     oldest = mine[0]
     if level == 1:
+        # A newer ticket's id or subject is a wrong one (grader.claims).
         return Instance(
             prompt=f"Which of {customer['name']}'s open support tickets is the oldest? Give its id and subject.",
             rubric_items=[
-                answer("id", f"The answer gives ticket {oldest['id']}", rf"(?<!\d){oldest['id']}(?!\d)"),
-                answer(
+                stated("id", f"The answer gives ticket {oldest['id']}", "ticket", str(oldest["id"])),
+                stated(
                     "subject",
                     f"The answer gives the subject {oldest['subject']!r}",
-                    text_regex(oldest["subject"]),
+                    "subject",
+                    oldest["subject"],
                     1,
                 ),
-                no_spray(
-                    [rf"(?<!\d){t['id']}(?!\d)" for t in mine[1:]] or [r"(?!x)x"],
-                    "the customer's newer tickets",
-                ),
             ],
+            claims={"ticket": TICKET, "subject": subjects(world)},
             solution=[sql_step(query), {"answer": f"Ticket {oldest['id']}: {oldest['subject']}."}],
             apps=["postgres"],
             limits=LIMITS_L1,
         )
+    # One line per ticket: its priority counts next to its id; another customer's ticket is a wrong id.
     return Instance(
         prompt=(
             f"Post {customer['name']}'s open support tickets in #support for the weekly review: one line per ticket "
             "with its id, subject and priority, oldest first."
         ),
         rubric_items=[
-            posted(
-                f"ticket-{t['id']}",
-                f"The post lists ticket {t['id']}",
-                "support",
-                [rf"(?<!\d){t['id']}(?!\d)", text_regex(t["priority"])],
-                1,
-            )
+            claim
             for t in mine
-        ]
-        + [posted("customer", "The post names the customer", "support", [text_regex(customer["name"])], 1)],
+            for claim in (
+                stated(
+                    f"ticket-{t['id']}",
+                    f"The post lists ticket {t['id']}",
+                    "ticket",
+                    str(t["id"]),
+                    1,
+                    where="#support",
+                ),
+                stated(
+                    f"priority-{t['id']}",
+                    f"Ticket {t['id']} is {t['priority']}",
+                    "priority",
+                    t["priority"],
+                    1,
+                    where="#support",
+                    about=str(t["id"]),
+                ),
+            )
+        ],
+        claims={"ticket": TICKET},
         solution=[
             sql_step(query),
             post_step(
@@ -95,7 +103,7 @@ def generate(world, rng, level: int) -> Instance:
                 f"{customer['name']}, open tickets:\n"
                 + "\n".join(f"- {t['id']}: {t['subject']} ({t['priority']})" for t in mine),
             ),
-            {"answer": f"Posted {len(mine)} tickets in #support."},
+            {"answer": f"Posted {customer['name']}'s open tickets in #support."},
         ],
         apps=["postgres", "chat"],
         limits=LIMITS_L2,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, by_id, full_name, quoted, sql_step
+from families._common import LIMITS_L0, LIMITS_L1, by_id, full_name, quoted, sql_step, state
 from gym.families import Instance
 
 TITLE = "Log a support ticket"
@@ -18,18 +18,11 @@ SUBJECTS = (
     "Request for a training session",
     "Forecast module shows wrong currency",
 )
+LOGGED = {"allow": [{"table": "support_tickets", "may": ["add"], "at_most": 1}]}  # the one new ticket
 
 
 def _row_check(item_id: str, description: str, where: str, points: int = 3) -> dict:
-    return {
-        "id": item_id,
-        "description": description,
-        "points": points,
-        "kind": "python",
-        "section": "database",
-        "check": "sql.value_equals",
-        "args": {"query": f"SELECT count(*) FROM support_tickets WHERE {where}", "expected": 1},
-    }
+    return state(item_id, description, f"SELECT count(*) FROM support_tickets WHERE {where}", 1, points)
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -63,6 +56,7 @@ def generate(world, rng, level: int) -> Instance:
                 },
                 {"answer": f"Logged '{subject}' for {customer['name']}."},
             ],
+            damage=LOGGED,
             apps=["postgres"],
             limits=LIMITS_L0,
         )
@@ -110,6 +104,7 @@ def generate(world, rng, level: int) -> Instance:
                 + (f"; {full_name(manager)} manages the account." if manager else ".")
             },
         ],
+        damage=LOGGED,
         apps=["postgres"],
         limits=LIMITS_L1,
     )

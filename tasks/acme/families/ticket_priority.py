@@ -6,25 +6,19 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
-    count_regex,
+    by_id,
     execute_step,
-    no_spray,
     post_step,
-    posted,
     sql_step,
     state,
-    text_regex,
+    stated,
 )
+from families._support import VERDICT
 from gym.families import Instance
 
 TITLE = "A support ticket's priority and SLA"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
-PRIORITIES = ("low", "normal", "high", "urgent")
-# The verdict in words the prompt does not use (a policy restating the prompt must not pass).
-MET = r"(?i:\b(was met|is met|were met|met the|met its|within|in time|on time)\b)"
-MISSED = r"(?i:\b(missed|breach\w*|not met|late|exceeded|too slow)\b)"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -36,8 +30,7 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=f"What priority does support ticket {ticket['id']} have?",
             rubric_items=[
-                answer("priority", f"The answer says {ticket['priority']}", text_regex(ticket["priority"])),
-                no_spray([text_regex(p) for p in PRIORITIES if p != ticket["priority"]], "other priorities"),
+                stated("priority", f"The answer says {ticket['priority']}", "priority", ticket["priority"])
             ],
             solution=[
                 sql_step(query.format(id=ticket["id"])),
@@ -51,30 +44,27 @@ def generate(world, rng, level: int) -> Instance:
         hours = sla[ticket["priority"]]["first_response_hours"]
         taken = (ticket["first_response_at"] - ticket["created_at"]).total_seconds() / 3600
         met = taken <= hours
+        # Hours are durations (4 hours, 4 h, 240 minutes): the time the first response took is no wrong
+        # one to mention; another limit is.
         return Instance(
             prompt=(
                 f"Support ticket {ticket['id']}: how many hours does its priority allow for the first response "
                 "(sla_policies), and was the first response fast enough?"
             ),
             rubric_items=[
-                answer("hours", f"The answer says {hours} hours", count_regex(hours, "hours?|h\\b")),
-                answer(
+                stated("hours", f"The answer says {hours} hours", "duration", 60 * hours),
+                stated(
                     "met",
                     f"The answer says the SLA was {'met' if met else 'missed'}",
-                    r"(?i:\b(met|within|yes)\b)"
-                    if met
-                    else r"(?i:\b(missed|breach\w*|not met|late|exceeded)\b)",
+                    "verdict",
+                    "met" if met else "missed",
                     3,
                 ),
-                no_spray(
-                    [
-                        r"(?i:\b(missed|breach\w*|not met|exceeded)\b)"
-                        if met
-                        else r"(?i:\bwas met\b|\bwithin\b)"
-                    ],
-                    "the opposite verdict",
-                ),
             ],
+            claims={
+                "duration": {"extract": "duration", "tolerance": 3, "allow": [round(60 * taken, 2)]},
+                "verdict": VERDICT,
+            },
             solution=[
                 sql_step(query.format(id=ticket["id"])),
                 sql_step(
@@ -95,10 +85,13 @@ def generate(world, rng, level: int) -> Instance:
             if t["status"] in ("new", "open", "pending") and t["priority"] in ("low", "normal")
         ]
     )
+    customer = by_id(world, "customers")[ticket["customer_id"]]["name"]
+    # The post names the customer, which the prompt does not (the ticket's id and subject it gives).
     return Instance(
         prompt=(
             f"The customer on support ticket {ticket['id']} ({ticket['subject']}) is blocked. Raise the ticket's "
-            "priority to high (change nothing else) and tell #support, with the ticket id and its subject."
+            "priority to high (change nothing else) and tell #support, with the ticket id, its subject and the "
+            "customer's name."
         ),
         rubric_items=[
             state(
@@ -107,19 +100,24 @@ def generate(world, rng, level: int) -> Instance:
                 f"SELECT priority FROM support_tickets WHERE id = {ticket['id']}",
                 "high",
             ),
-            posted(
+            stated(
                 "told",
-                f"#support hears about ticket {ticket['id']}",
-                "support",
-                [rf"(?<!\d){ticket['id']}(?!\d)", text_regex(ticket["subject"]), r"(?i:\bhigh\b)"],
+                f"#support hears that {customer}'s ticket {ticket['id']} is escalated",
+                "customer",
+                customer,
+                3,
+                where="#support",
             ),
         ],
         solution=[
-            sql_step(query.format(id=ticket["id"])),
+            sql_step(
+                "SELECT t.id, t.subject, t.priority, c.name AS customer FROM support_tickets t "
+                f"JOIN customers c ON c.id = t.customer_id WHERE t.id = {ticket['id']}"
+            ),
             execute_step(f"UPDATE support_tickets SET priority = 'high' WHERE id = {ticket['id']}"),
             post_step(
                 "support",
-                f"Ticket {ticket['id']} ({ticket['subject']}) is now high priority: the customer is blocked.",
+                f"Ticket {ticket['id']} ({ticket['subject']}, {customer}) is now high priority: the customer is blocked.",
             ),
             {"answer": f"Ticket {ticket['id']} is now high priority; #support is told."},
         ],

@@ -4,21 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    date_regex,
-    dm,
-    dm_step,
-    execute_step,
-    full_name,
-    no_spray,
-    sql_step,
-    state,
-    text_regex,
-)
-from families._people import AGENT, TODAY, active, departments, iso, item, overlaps, people
+from families._common import LIMITS_L0, LIMITS_L1, dm, dm_step, execute_step, full_name, sql_step, stated
+from families._people import AGENT, TIME_OFF_STATUS, TODAY, active, departments, iso, item, overlaps, people
 from gym.families import Instance
 
 TITLE = "Approve or decline time off"
@@ -28,6 +15,16 @@ STATUSES = ("requested", "approved", "declined")
 KINDS = ("vacation", "training", "vacation", "vacation")
 GRANT = "GRANT UPDATE (status) ON time_off TO agent;\n"  # the agent's role cannot decide time off otherwise
 LIMITS = {"max_turns": 20, "time_limit_s": 600}
+# A decision recorded in the time-off table: doing nothing leaves a request requested, which costs
+# nothing; a wrong decision costs what a right one earns.
+DECISION = {"values": ["requested", "approved", "declined"], "allow": ["requested"]}
+# The outcome as told by direct message, declined in its usual words.
+OUTCOME = {
+    "values": [
+        "approved",
+        {"value": "declined", "regex": r"\b(declined|rejected|denied|refused|not (been )?approved)\b"},
+    ]
+}
 
 
 def _free_span(rng, taken: list[tuple[dt.date, dt.date]], first: int = 7, last: int = 200):
@@ -81,10 +78,8 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=f"What is the status of {what}? Answer with the status as recorded.",
             sql=_insert([(person, *first, kind, status), (person, *second, kind, other)]),
-            rubric_items=[
-                answer("status", f"The answer says {status}", text_regex(status)),
-                no_spray([text_regex(s) for s in STATUSES if s != status], "other statuses"),
-            ],
+            rubric_items=[stated("status", f"The answer says {status}", "time_off_status", status)],
+            claims={"time_off_status": TIME_OFF_STATUS},
             solution=[lookup, {"answer": f"It is {status}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -94,12 +89,13 @@ def generate(world, rng, level: int) -> Instance:
         prompt=f"{full_name(boss)} has signed off {what}. Please approve it in the time-off table.",
         sql=GRANT + _insert([(person, *first, kind, "requested"), (person, *second, kind, "requested")]),
         rubric_items=[
-            state(
+            stated(
                 "approved",
                 f"{what} is approved",
-                f"SELECT status FROM time_off WHERE {_where(person, first[0])}",
+                "decision",
                 "approved",
                 4,
+                where=f"sql:SELECT status FROM time_off WHERE {_where(person, first[0])}",
             ),
             item(
                 "other-untouched",
@@ -119,6 +115,7 @@ def generate(world, rng, level: int) -> Instance:
             execute_step(f"UPDATE time_off SET status = 'approved' WHERE {_where(person, first[0])}"),
             {"answer": f"Approved {what}."},
         ],
+        claims={"decision": DECISION},
         damage={"allow": [{"table": "time_off", "columns": ["status"], "at_most": 1}]},
         apps=["postgres"],
         limits=LIMITS_L1,
@@ -159,28 +156,46 @@ def _department(world, rng, rows) -> Instance:
         )
         decided.append((p, s, e, "declined" if clash else "approved"))
     others_pending = [r["id"] for r in rows if r["status"] == "requested" and r["employee_id"] not in inside]
-    outcome = {"approved": r"\bapproved\b", "declined": r"(?i:declin|reject|refus|denied|not (be )?approved)"}
     items = []
-    for p, s, _e, status in decided:
-        items.append(
-            state(
+    for p, s, e, status in decided:
+        told = dm(p["chat_username"])
+        items += [
+            stated(
                 f"status-{p['id']}-{iso(s)}",
                 f"{full_name(p)}'s request from {iso(s)} is {status}",
-                f"SELECT status FROM time_off WHERE {_where(p, s)}",
+                "decision",
                 status,
                 3,
-            )
-        )
-        items.append(
-            item(
+                where=f"sql:SELECT status FROM time_off WHERE {_where(p, s)}",
+            ),
+            stated(
                 f"told-{p['id']}-{iso(s)}",
-                f"{full_name(p)} got a direct message: {status}, {iso(s)}",
-                "posted",
-                {"channel": dm(p["chat_username"]), "all_of": [outcome[status], date_regex(s)]},
+                f"{full_name(p)} is told by direct message: {status}",
+                "outcome",
+                status,
                 1,
-                "chat",
+                where=told,
+            ),
+            stated(
+                f"dates-{p['id']}-{iso(s)}",
+                f"{full_name(p)} is told the dates: {iso(s)}",
+                "date",
+                iso(s),
+                1,
+                where=told,
+            ),
+        ]
+        if e != s:
+            items.append(
+                stated(
+                    f"until-{p['id']}-{iso(s)}",
+                    f"{full_name(p)} is told the dates: until {iso(e)}",
+                    "date",
+                    iso(e),
+                    1,
+                    where=told,
+                )
             )
-        )
     items.append(
         item(
             "others-untouched",
@@ -200,8 +215,8 @@ def _department(world, rng, rows) -> Instance:
     return Instance(
         prompt=(
             f"Please work through the pending time-off requests (status requested) of the {name} department. "
-            f"Our rule: approve a request unless it overlaps an approved absence of someone else in {name}; "
-            "decline it if it does. Record each decision in the time-off table, then send each requester a "
+            f"Our rule: approve a request unless it overlaps an absence of someone else in {name} that already "
+            "went through approval; decline it if it does. Record each decision in the time-off table, then send each requester a "
             "direct message with the outcome and the dates of their request."
         ),
         sql=GRANT + _insert(new),
@@ -223,13 +238,14 @@ def _department(world, rng, rows) -> Instance:
                     + (
                         "approved. Enjoy!"
                         if st == "approved"
-                        else "declined: it overlaps an approved absence in the team."
+                        else "declined: it overlaps a colleague's absence that is already booked."
                     ),
                 )
                 for p, s, e, st in decided
             ],
             {"answer": "; ".join(f"{full_name(p)} {iso(s)}: {st}" for p, s, e, st in decided)},
         ],
+        claims={"decision": DECISION, "outcome": OUTCOME},
         damage={"allow": [{"table": "time_off", "columns": ["status"], "at_most": len(decided)}]},
         apps=["postgres", "chat"],
         limits=LIMITS,

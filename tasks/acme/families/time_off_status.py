@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    count_regex,
-    full_name,
-    no_spray,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, by_id, count_kind, full_name, sql_step, stated
+from families._people import TIME_OFF_STATUS
 from gym.families import Instance
 
 TITLE = "A time-off request"
 LEVELS = (0, 1)
 SPLIT = "train"
-STATUSES = ("approved", "requested", "declined")
+DAYS = r"\b(working |business |work )?days?\b"
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -39,10 +30,8 @@ def generate(world, rng, level: int) -> Instance:
         status = request["status"]
         return Instance(
             prompt=f"What is the status of {name}'s time-off request starting {request['start_date'].isoformat()}?",
-            rubric_items=[
-                answer("status", f"The answer says {status}", text_regex(status)),
-                no_spray([text_regex(s) for s in STATUSES if s != status], "other statuses"),
-            ],
+            rubric_items=[stated("status", f"The answer says {status}", "time_off_status", status)],
+            claims={"time_off_status": TIME_OFF_STATUS},
             solution=[sql_step(query), {"answer": f"It is {status}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -59,26 +48,17 @@ def generate(world, rng, level: int) -> Instance:
             f"{person['location']}) does {name}'s {request['kind']} from {request['start_date'].isoformat()} "
             f"to {request['end_date'].isoformat()} cover? The holidays table lists holidays by region (ALL applies everywhere)."
         ),
-        rubric_items=[
-            answer(
-                "days",
-                f"The answer says {days} working days",
-                count_regex(days, "(working |business |work )?days?"),
-                3,
-            ),
-            no_spray(
-                [count_regex(k, "(working |business |work )?days?") for k in range(0, 30) if k != days],
-                "another number of days",
-            ),
-        ],
+        rubric_items=[stated("days", f"The answer says {days} working days", "days", days, 3)],
+        claims={"days": count_kind(DAYS)},
         solution=[
             sql_step(query),
             sql_step(
                 "SELECT day, name, region FROM holidays WHERE day BETWEEN "
                 f"DATE '{request['start_date'].isoformat()}' AND DATE '{request['end_date'].isoformat()}'"
             ),
+            # The dates first: the year of a date right after "days" would read as a count of days.
             {
-                "answer": f"{days} working days ({request['start_date'].isoformat()} to {request['end_date'].isoformat()})."
+                "answer": f"From {request['start_date'].isoformat()} to {request['end_date'].isoformat()}: {days} working days."
             },
         ],
         apps=["postgres"],
