@@ -161,20 +161,22 @@ def _free(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
     return all(end <= s or start >= e for s, e in taken)
 
 
-def _lexicon(name: str, kind: ClaimKind, line: str, taken: list[tuple[int, int]]) -> list[Found]:
+def _lexicon_hits(name: str, kind: ClaimKind, line: str) -> list[Found]:
     hits = []
     for entry in kind.entries():
         pattern = entry.regex or whole_word(entry.value)
         for m in patterns.finditer(pattern, line, ignore_case=not kind.case_sensitive):
             if m.end() > m.start():
                 hits.append(Found(name, entry.value, m.group(0), m.start(), m.end()))
-    # Longest first, then leftmost: "Anna Schmidt" wins over an entry "Anna" inside it.
-    hits.sort(key=lambda f: (-(f.end - f.start), f.start))
+    return hits
+
+
+def _longest(hits: list[Found], taken: list[tuple[int, int]]) -> list[Found]:
+    """Longest first, then leftmost, across every lexicon: "Anna Schmidt" wins over an entry "Anna"
+    inside it, and a title "Account Executive" over a department "Executive"."""
     out: list[Found] = []
-    for found in hits:
-        if _free(found.start, found.end, taken) and _free(
-            found.start, found.end, [(f.start, f.end) for f in out]
-        ):
+    for found in sorted(hits, key=lambda f: (-(f.end - f.start), f.start)):
+        if _free(found.start, found.end, taken + [(f.start, f.end) for f in out]):
             out.append(found)
     return out
 
@@ -302,7 +304,6 @@ def _amount(name: str, kind: ClaimKind, line: str, taken: list[tuple[int, int]])
 
 
 _EXTRACTORS = {
-    "values": _lexicon,
     "regex": _regex,
     "email": _email,
     "date": _date,
@@ -318,9 +319,12 @@ def _rank(kind: ClaimKind) -> int:
 
 def extract_line(kinds: dict[str, ClaimKind], line: str) -> list[Found]:
     """Every value of every kind on one (folded) line; each span feeds one kind, in ORDER."""
-    taken: list[tuple[int, int]] = []
-    found: list[Found] = []
+    lexicons = [_lexicon_hits(name, kind, line) for name, kind in kinds.items() if kind.source == "values"]
+    found = _longest([hit for hits in lexicons for hit in hits], [])
+    taken = [(f.start, f.end) for f in found]
     for name, kind in sorted(kinds.items(), key=lambda kv: _rank(kv[1])):
+        if kind.source == "values":
+            continue  # read above, all lexicons together
         got = _EXTRACTORS[kind.source](name, kind, line, taken)
         found += got
         taken += [(f.start, f.end) for f in got]

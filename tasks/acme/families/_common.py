@@ -30,11 +30,6 @@ def money_regex(amount: Decimal) -> str:
     return rf"(?<![\d.,]){grouped}{tail}(?!\d|[.,]\d)"  # 149 is not inside 149.43
 
 
-def text_regex(text: str) -> str:
-    """A name or address as a whole word, any case."""
-    return rf"(?<![\w.@-]){re.escape(text)}(?![\w@-])"
-
-
 def stated(
     item_id: str,
     description: str,
@@ -49,7 +44,10 @@ def stated(
 ) -> dict[str, Any]:
     """An answer item: `value` (of `kind`) stated in `where` ('answer', '#channel', dm(...), 'file:path'),
     about `about` when the answer lists several subjects."""
-    args: dict[str, Any] = {"kind": kind, "value": value if isinstance(value, str | int | float) else str(value)}
+    args: dict[str, Any] = {
+        "kind": kind,
+        "value": value if isinstance(value, str | int | float) else str(value),
+    }
     args |= {"where": where} if where != "answer" else {}
     args |= {"about": about} if about else {}
     args |= {"tolerance": tolerance} if tolerance is not None else {}
@@ -67,46 +65,6 @@ def stated(
 def count_kind(noun: str) -> dict[str, Any]:
     """A kind for a count of something: a number next to `noun` (a regex: 'open (support )?tickets?')."""
     return {"extract": "count", "noun": noun}
-
-
-def answer(
-    item_id: str, description: str, regex: str, points: int = 2, *, case_sensitive: bool = False
-) -> dict[str, Any]:
-    """An answer item; `case_sensitive` for codes that are also words in any case (IT, IN, DE)."""
-    args: dict[str, Any] = {"regex": regex} | ({"case_sensitive": True} if case_sensitive else {})
-    return {
-        "id": item_id,
-        "description": description,
-        "points": points,
-        "kind": "python",
-        "section": "answer",
-        "check": "transcript.final_answer_contains",
-        "args": args,
-    }
-
-
-def no_spray(
-    others: list[str], what: str, points: int = -2, *, case_sensitive: bool = False
-) -> dict[str, Any]:
-    """Penalty: the answer names the values of other candidates (a spray of everything readable)."""
-    args: dict[str, Any] = {"regex": "|".join(others)} | ({"case_sensitive": True} if case_sensitive else {})
-    return {
-        "id": "no-other-values",
-        "description": f"Penalty: the answer names {what}",
-        "points": points,
-        "kind": "python",
-        "section": "answer",
-        "check": "transcript.final_answer_absent",
-        "args": args,
-        "baseline_ok": True,
-        "baseline_reason": "A penalty: it holds until the answer names other candidates' values.",
-    }
-
-
-def unprompted(regexes: list[str], *texts: str) -> list[str]:
-    """The penalty patterns that match none of `texts` (the prompt, the right value): an answer may
-    repeat the question's numbers, and 'Backend Engineer' is not wrong inside 'Senior Backend Engineer'."""
-    return [r for r in regexes if not any(re.search(r, t, re.IGNORECASE) for t in texts)]
 
 
 def sql_step(sql: str) -> dict[str, Any]:
@@ -134,21 +92,6 @@ MONTHS = [
 ]
 
 
-def count_regex(n: int, noun: str) -> str:
-    """A count next to what it counts ('3 open tickets', 'tickets: 3'), not a bare number."""
-    number = rf"(?<![\d.,]){n}(?![\d.,])"
-    return rf"(?i:{number}\D{{0,25}}(?:{noun})|(?:{noun})\D{{0,25}}{number})"
-
-
-def date_regex(day) -> str:
-    """A date as 2025-03-14, 14 March 2025, March 14 or 14.03.2025."""
-    month = MONTHS[day.month - 1]
-    return (
-        rf"(?i:{day.isoformat()}|(?<!\d){day.day}(?:st|nd|rd|th)?\s+(?:of\s+)?{month}|{month}\s+{day.day}(?!\d)"
-        rf"|(?<!\d)0?{day.day}\.0?{day.month}\.{day.year})"
-    )
-
-
 def full_name(person: dict[str, Any]) -> str:
     return f"{person['first_name']} {person['last_name']}"
 
@@ -167,21 +110,6 @@ def state(item_id: str, description: str, query: str, expected: Any, points: int
         "section": "database",
         "check": "sql.value_equals",
         "args": {"query": query, "expected": expected},
-    }
-
-
-def posted(
-    item_id: str, description: str, channel: str, all_of: list[str], points: int = 3
-) -> dict[str, Any]:
-    """A new post by the agent in `channel` (or `dm:a,b`) matching every regex of `all_of`."""
-    return {
-        "id": item_id,
-        "description": description,
-        "points": points,
-        "kind": "python",
-        "section": "chat",
-        "check": "rubrics.acme.checks:posted",
-        "args": {"channel": channel, "all_of": all_of},
     }
 
 
