@@ -1,4 +1,4 @@
-"""Helpers the finance & sales families share: money owed, month labels, lines and generated spreadsheets."""
+"""Helpers the finance & sales families share: money owed, month labels, lines, generated spreadsheets and claim kinds."""
 
 from __future__ import annotations
 
@@ -15,6 +15,20 @@ TODAY = dt.date(2025, 4, 7)  # the world's "now" (acmegen roster.TODAY); no paym
 OPEN = ("sent", "partially_paid")
 BILLED = ("sent", "paid", "partially_paid")  # invoices that count as invoiced (not draft, not void)
 LIMITS_L2 = {"max_turns": 20, "time_limit_s": 600}
+# Whether an invoice is overdue, as people say it (a claim kind). The negation is the longer match, so
+# "not overdue" is never also read as "overdue"; prompts ask "has it passed its due date", which is neither.
+_PAST = r"(?:overdue|late|past (?:its |the )?due(?: date)?)"
+_PASSED = r"passed (?:its |the )?due date"
+OVERDUE = {
+    "values": [
+        {"value": "overdue", "regex": rf"\b{_PAST}\b|\b(?:has|it's|it has) {_PASSED}\b"},
+        {
+            "value": "not overdue",
+            "regex": rf"\b(?:not|isn['’]t|is not|no longer|hasn['’]t|has not)\s+(?:yet\s+)?(?:{_PAST}|{_PASSED}|due)\b"
+            r"|\bdue in \d+ days?\b|\b(?:has been|was|is) (?:fully |already )?paid\b",
+        },
+    ]
+}
 
 
 def paid_by_invoice(world) -> dict[int, Decimal]:
@@ -35,11 +49,6 @@ def month_after(year: int, month: int, n: int = 1) -> tuple[int, int]:
 
 def eur(amount: Decimal) -> str:
     return f"{amount:,.2f}"
-
-
-def together(first: str, second: str, gap: int = 80) -> str:
-    """`second` after `first` on the same line (a name and then its amount, not a spray of each)."""
-    return rf"(?:{first}[^\n]{{0,{gap}}}?{second})"
 
 
 def xlsx_bytes(sheets: dict[str, list[list[Any]]]) -> bytes:
@@ -88,3 +97,11 @@ def check(
     item = {"id": item_id, "description": description, "points": points, "kind": "python", "section": section}
     item |= {"check": ref if "." in ref else f"rubrics.acme.checks:{ref}", "args": args, **extra}
     return item | ({"baseline_ok": True, "baseline_reason": reason} if reason else {})
+
+
+def expense_category_kind(world) -> dict[str, Any]:
+    """The expense categories as a claim kind; 'other' only as a label gives it ("category: other"),
+    bare it is any answer's word."""
+    categories = sorted({c["category"] for c in world["expense_claims"].dicts()})
+    labelled = r"\bcategor\w*\W{0,12}(?:is\W{0,3})?other\b|\bother\W{0,3}categor"
+    return {"values": [{"value": c, "regex": labelled} if c == "other" else c for c in categories]}

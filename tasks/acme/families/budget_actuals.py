@@ -6,7 +6,7 @@ import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import LIMITS_L1, MONTHS, answer, by_id, money_regex, no_spray, quoted, sql_step
+from families._common import LIMITS_L1, MONTHS, by_id, quoted, sql_step, stated
 from families._finance import LIMITS_L2, check, eur, month_after, xlsx_bytes
 from gym.families import Instance
 
@@ -31,13 +31,9 @@ def generate(world, rng, level: int) -> Instance:
     people = by_id(world, "employees")
     departments = by_id(world, "departments")
     actual: dict[tuple, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
-    every: dict[tuple, Decimal] = defaultdict(
-        Decimal
-    )  # all statuses: what counting pending or rejected gives
     for c in world["expense_claims"].dicts():
         dept = people[c["employee_id"]]["department_id"]
         for period in _periods(c["expense_date"]):
-            every[period, dept] += c["amount"]
             if c["status"] in COUNTED:
                 actual[period, dept][c["category"]] += c["amount"]
     totals = {key: sum(cats.values(), Decimal(0)) for key, cats in actual.items()}
@@ -54,25 +50,16 @@ def generate(world, rng, level: int) -> Instance:
     )
     total = totals[period, dept_id]
     if level == 1:
-        wrong = {v for (p, d), v in totals.items() if p == period or d == dept_id} | {every[period, dept_id]}
-        wrong |= {  # other departments' single claims of the period: in any dump of the claims
-            c["amount"]
-            for c in world["expense_claims"].dicts()
-            if period in _periods(c["expense_date"]) and people[c["employee_id"]]["department_id"] != dept_id
-        }
         return Instance(
             prompt=(
                 f"How much did the {dept['name']} department spend on expense claims in {label}? Count approved and "
                 "paid claims by their expense date, attributed to the claimant's department."
             ),
-            rubric_items=[
-                answer("total", f"The answer gives {total}", money_regex(total), 3),
-                no_spray(
-                    [money_regex(v) for v in sorted(wrong - {total})],
-                    "other periods', departments' or statuses' totals",
-                    -3,
-                ),
-            ],
+            rubric_items=[stated("total", f"The answer gives {total}", "amount", total, 3)],
+            # The total's breakdown by category is a fact of the same claims: never charged.
+            claims={
+                "amount": {"extract": "amount", "allow": [str(v) for v in actual[period, dept_id].values()]}
+            },
             solution=[
                 sql_step(
                     query.replace("c.category, sum", "sum").replace(

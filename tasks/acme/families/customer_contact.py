@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, no_spray, quoted, sql_step, text_regex
+from families._common import LIMITS_L0, LIMITS_L1, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "A customer's primary contact"
@@ -15,19 +15,15 @@ def generate(world, rng, level: int) -> Instance:
     primaries = {c["customer_id"]: c for c in world["contacts"].dicts() if c["is_primary"]}
     customer = customers[rng.choice(sorted(primaries))]
     contact = primaries[customer["id"]]
-    others = [text_regex(c["email"]) for cid, c in primaries.items() if cid != customer["id"]]
     query = (
         "SELECT ct.name, ct.email, ct.role FROM contacts ct JOIN customers c ON c.id = ct.customer_id "
         f"WHERE c.name = {quoted(customer['name'])} AND ct.is_primary"
     )
-    items = [
-        answer("email", f"The answer gives {contact['email']}", text_regex(contact["email"]), 2),
-        no_spray(others, "other customers' contacts"),
-    ]
+    email = stated("email", f"The answer gives {contact['email']}", "email", contact["email"])
     if level == 0:
         return Instance(
             prompt=f"What is the e-mail address of the primary contact at {customer['name']}?",
-            rubric_items=items,
+            rubric_items=[email],
             solution=[
                 sql_step(query),
                 {"answer": f"{contact['name']} <{contact['email']}> is the primary contact."},
@@ -44,10 +40,10 @@ def generate(world, rng, level: int) -> Instance:
             "is our account manager for them?"
         ),
         rubric_items=[
-            answer("name", f"The answer names {contact['name']}", text_regex(contact["name"]), 1),
-            *items,
-            answer(
-                "manager", f"The answer names the account manager {manager_name}", text_regex(manager_name), 2
+            stated("name", f"The answer names {contact['name']}", "contact", contact["name"], 1),
+            email,
+            stated(
+                "manager", f"The answer names the account manager {manager_name}", "employee", manager_name
             ),
         ],
         solution=[

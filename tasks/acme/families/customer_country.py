@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, no_spray, quoted, sql_step
+from families._common import LIMITS_L0, LIMITS_L1, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "A customer's country"
@@ -13,15 +13,9 @@ SPLIT = "test"
 def generate(world, rng, level: int) -> Instance:
     customer = rng.choice(world["customers"].dicts())
     country, segment = customer["country"], customer["segment"]
-    countries = sorted({c["country"] for c in world["customers"].dicts()} - {country})
     query = f"SELECT name, country, segment FROM customers WHERE name = {quoted(customer['name'])}"
-    # Codes match in capitals only: "it" and "in" are words, IT and IN are countries.
-    items = [
-        answer(
-            "country", f"The answer gives the country code {country}", rf"\b{country}\b", case_sensitive=True
-        ),
-        no_spray([rf"\b{c}\b" for c in countries], "other countries", -2, case_sensitive=True),
-    ]
+    # The world's country kind matches codes in capitals only: "it" and "in" are words, IT and IN countries.
+    items = [stated("country", f"The answer gives the country code {country}", "country", country)]
     if level == 0:
         return Instance(
             prompt=f"Which country is our customer {customer['name']} in? Give the two-letter country code.",
@@ -34,7 +28,7 @@ def generate(world, rng, level: int) -> Instance:
         prompt=f"Which country is {customer['name']} in (two-letter code), and which segment are they in?",
         rubric_items=[
             *items,
-            answer("segment", f"The answer gives the segment {segment}", rf"\b{segment}\b"),
+            stated("segment", f"The answer gives the segment {segment}", "segment", segment),
         ],
         solution=[sql_step(query), {"answer": f"{customer['name']}: country {country}, segment {segment}."}],
         apps=["postgres"],

@@ -6,17 +6,14 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
     by_id,
-    count_regex,
+    count_kind,
     dm,
     dm_step,
     full_name,
-    no_spray,
-    posted,
     quoted,
     sql_step,
-    text_regex,
+    stated,
 )
 from gym.families import Instance
 
@@ -24,6 +21,8 @@ TITLE = "A customer's account manager"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 OPEN = ("new", "open", "pending")
+# A ticket id as the prompt asks for it: "#280" (a bare number would be a count's or a date's digits).
+TICKET_ID = {"regex": r"(?<![\w&])#\s?(?P<value>\d+)\b"}
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -44,11 +43,7 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=f"Who is the account manager for {customer['name']}?",
             rubric_items=[
-                answer("manager", f"The answer names {full_name(manager)}", text_regex(full_name(manager))),
-                no_spray(
-                    [text_regex(full_name(people[m])) for m in managers if m != manager["id"]],
-                    "other account managers",
-                ),
+                stated("manager", f"The answer names {full_name(manager)}", "employee", full_name(manager))
             ],
             solution=[sql_step(query), {"answer": f"{full_name(manager)} manages {customer['name']}."}],
             apps=["postgres"],
@@ -63,14 +58,10 @@ def generate(world, rng, level: int) -> Instance:
                 "do they manage in total?"
             ),
             rubric_items=[
-                answer("email", f"The answer gives {manager['email']}", text_regex(manager["email"])),
-                answer("book", f"The answer says {n} customers", count_regex(n, "customers?|accounts?"), 3),
-                no_spray(
-                    [text_regex(people[m]["email"]) for m in managers if m != manager["id"]]
-                    + [count_regex(k, "customers?|accounts?") for k in sorted(set(book.values()) - {n})],
-                    "other managers' e-mails or book sizes",
-                ),
+                stated("email", f"The answer gives {manager['email']}", "email", manager["email"]),
+                stated("book", f"The answer says {n} customers", "book", n, 3),
             ],
+            claims={"book": count_kind("customers?|accounts?")},
             solution=[
                 sql_step(query),
                 sql_step(f"SELECT count(*) FROM customers WHERE account_manager_id = {manager['id']}"),
@@ -84,27 +75,37 @@ def generate(world, rng, level: int) -> Instance:
         for t in world["support_tickets"].dicts()
         if t["customer_id"] == customer["id"] and t["status"] in OPEN
     ]
+    channel = dm(manager["chat_username"])
     return Instance(
         prompt=(
             f"Send {customer['name']}'s account manager a direct message saying how many support tickets the "
-            "customer has open (status new, open or pending) and listing their ticket ids."
+            "customer has open (status new, open or pending) and listing their ticket ids (as #id)."
         ),
         rubric_items=[
-            posted(
-                "dm",
+            stated(
+                "count",
                 f"{full_name(manager)} gets a DM with {len(tickets)} open tickets",
-                dm(manager["chat_username"]),
-                [count_regex(len(tickets), "tickets?"), text_regex(customer["name"])],
+                "open_tickets",
+                len(tickets),
                 3,
+                where=channel,
             ),
-            posted(
-                "ids",
-                "The DM lists every open ticket id",
-                dm(manager["chat_username"]),
-                [rf"(?<!\d){t['id']}(?!\d)" for t in tickets],
-                2,
+            *(
+                stated(
+                    f"ticket-{t['id']}",
+                    f"The DM lists ticket #{t['id']}",
+                    "ticket_id",
+                    t["id"],
+                    1,
+                    where=channel,
+                )
+                for t in tickets
             ),
         ],
+        claims={
+            "open_tickets": count_kind("tickets?"),
+            "ticket_id": TICKET_ID,
+        },
         solution=[
             sql_step(query),
             sql_step(

@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
-import re
-
-from families._common import LIMITS_L0, LIMITS_L1, answer, count_regex, no_spray, quoted, sql_step
+from families._common import LIMITS_L0, LIMITS_L1, count_kind, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "A customer's segment and industry"
 LEVELS = (0, 1)
 SPLIT = "train"
-SEGMENTS = ("enterprise", "mid-market", "smb")
-
-
-def _industry(name: str) -> str:
-    name = re.escape(name)
-    return rf"(?i:industry\W{{0,12}}(is\W{{0,3}})?{name}\b|\b{name}\W{{0,3}}(industry|sector)|\b(in|is)\s+(the\s+)?{name}\b)"
 
 
 def generate(world, rng, level: int) -> Instance:
     customers = world["customers"].dicts()
-    customer = rng.choice(customers)
     if level == 0:
+        customer = rng.choice(customers)
         segment = customer["segment"]
         return Instance(
             prompt=f"Which customer segment is {customer['name']} in?",
-            rubric_items=[
-                answer("segment", f"The answer says {segment}", rf"(?i:(?<![\w-]){segment}(?![\w-]))"),
-                no_spray(
-                    [rf"(?i:(?<![\w-]){s}(?![\w-]))" for s in SEGMENTS if s != segment], "other segments"
-                ),
-            ],
+            rubric_items=[stated("segment", f"The answer says {segment}", "segment", segment)],
             solution=[
                 sql_step(f"SELECT name, segment FROM customers WHERE name = {quoted(customer['name'])}"),
                 {"answer": f"{customer['name']} is in the {segment} segment."},
@@ -38,23 +25,20 @@ def generate(world, rng, level: int) -> Instance:
             apps=["postgres"],
             limits=LIMITS_L0,
         )
+    # Not a customer whose name says its industry ("Helios Energy"): repeating the question would answer it.
+    customer = rng.choice([c for c in customers if c["industry"].casefold() not in c["name"].casefold()])
     industry = customer["industry"]
     n = sum(1 for c in customers if c["industry"] == industry)
-    industries = sorted({c["industry"] for c in customers} - {industry})
-    counts = sorted({sum(1 for c in customers if c["industry"] == i) for i in industries} - {n})
     return Instance(
         prompt=f"What industry is {customer['name']} in, and how many of our customers (including it) are in that industry?",
         rubric_items=[
-            # Labelled: a customer's name may hold its industry's word ("Pinecrest Insurance").
-            answer("industry", f"The answer says {industry}", _industry(industry)),
-            answer(
-                "count", f"The answer says {n} customers", count_regex(n, "customers?|companies|of them"), 3
-            ),
-            no_spray(
-                [_industry(i) for i in industries] + [count_regex(k, "customers?") for k in counts],
-                "other industries",
-            ),
+            stated("industry", f"The answer says {industry}", "industry", industry),
+            stated("count", f"The answer says {n} customers", "customers", n, 3),
         ],
+        claims={
+            "industry": {"values": sorted({c["industry"] for c in customers})},
+            "customers": count_kind("customers?|compan(?:y|ies)"),
+        },
         solution=[
             sql_step(f"SELECT industry FROM customers WHERE name = {quoted(customer['name'])}"),
             sql_step(

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    count_regex,
-    full_name,
-    no_spray,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, by_id, count_kind, full_name, sql_step, stated
 from gym.families import Instance
 
 TITLE = "Who owns a deal"
@@ -24,10 +14,8 @@ def generate(world, rng, level: int) -> Instance:
     people = by_id(world, "employees")
     stages = by_id(world, "pipeline_stages")
     deals = world["deals"].dicts()
-    owners = sorted({d["owner_id"] for d in deals})
     deal = rng.choice(deals)
     owner = people[deal["owner_id"]]
-    others = [text_regex(full_name(people[o])) for o in owners if o != owner["id"]]
     query = (
         "SELECT d.id, d.title, e.first_name, e.last_name, e.email FROM deals d "
         f"JOIN employees e ON e.id = d.owner_id WHERE d.id = {deal['id']}"
@@ -36,32 +24,23 @@ def generate(world, rng, level: int) -> Instance:
         return Instance(
             prompt=f"Who owns deal #{deal['id']}? Give the person's full name.",
             rubric_items=[
-                answer("owner", f"The answer names {full_name(owner)}", text_regex(full_name(owner))),
-                no_spray(others, "other sales reps"),
+                stated("owner", f"The answer names {full_name(owner)}", "employee", full_name(owner))
             ],
             solution=[sql_step(query), {"answer": f"Deal #{deal['id']} is owned by {full_name(owner)}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
-    open_count = {
-        o: sum(1 for d in deals if d["owner_id"] == o and not stages[d["stage_id"]]["is_closed"])
-        for o in owners
-    }
-    n = open_count[owner["id"]]
+    n = sum(1 for d in deals if d["owner_id"] == owner["id"] and not stages[d["stage_id"]]["is_closed"])
     return Instance(
         prompt=(
             f"I need to talk to whoever owns deal #{deal['id']}. What is their e-mail address, and how many "
             "open deals (not closed won or lost) do they own in total?"
         ),
         rubric_items=[
-            answer("email", f"The answer gives {owner['email']}", text_regex(owner["email"])),
-            answer("open", f"The answer says {n} open deals", count_regex(n, "open deals?"), 3),
-            no_spray(
-                [text_regex(people[o]["email"]) for o in owners if o != owner["id"]]
-                + [count_regex(c, "open deals?") for c in sorted(set(open_count.values()) - {n})],
-                "other reps' e-mails or deal counts",
-            ),
+            stated("email", f"The answer gives {owner['email']}", "email", owner["email"]),
+            stated("open", f"The answer says {n} open deals", "open_deals", n, 3),
         ],
+        claims={"open_deals": count_kind("open deals?|deals? (?:are |still )?open")},
         solution=[
             sql_step(query),
             sql_step(

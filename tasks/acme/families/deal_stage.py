@@ -8,17 +8,14 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
     by_id,
-    count_regex,
+    count_kind,
     execute_step,
-    money_regex,
-    no_spray,
     post_step,
-    posted,
+    quoted,
     sql_step,
     state,
-    text_regex,
+    stated,
 )
 from gym.families import Instance
 
@@ -37,12 +34,7 @@ def generate(world, rng, level: int) -> Instance:
         stage = stages[deal["stage_id"]]["name"]
         return Instance(
             prompt=f"Which pipeline stage is deal #{deal['id']} in?",
-            rubric_items=[
-                answer("stage", f"The answer says {stage}", text_regex(stage)),
-                no_spray(
-                    [text_regex(s["name"]) for s in stages.values() if s["name"] != stage], "other stages"
-                ),
-            ],
+            rubric_items=[stated("stage", f"The answer says {stage}", "stage", stage)],
             solution=[
                 sql_step(
                     f"SELECT d.title, s.name AS stage FROM deals d JOIN pipeline_stages s ON s.id = d.stage_id WHERE d.id = {deal['id']}"
@@ -60,30 +52,21 @@ def generate(world, rng, level: int) -> Instance:
         customer = customers[rng.choice(sorted(open_by_customer))]
         mine = open_by_customer[customer["id"]]
         total = sum((d["amount"] for d in mine), Decimal(0))
-        others = {
-            sum((d["amount"] for d in ds), Decimal(0))
-            for cid, ds in open_by_customer.items()
-            if cid != customer["id"]
-        }
         return Instance(
             prompt=(
                 f"How many open deals (not Closed Won or Closed Lost) does {customer['name']} have, "
                 "and what is their total amount in EUR?"
             ),
             rubric_items=[
-                answer(
-                    "count", f"The answer says {len(mine)} open deals", count_regex(len(mine), "deals?"), 2
-                ),
-                answer("total", f"The answer gives the total {total}", money_regex(total), 3),
-                no_spray(
-                    [money_regex(t) for t in sorted(others - {total})], "other customers' pipeline totals"
-                ),
+                stated("count", f"The answer says {len(mine)} open deals", "open_deals", len(mine)),
+                stated("total", f"The answer gives the total {total}", "amount", total, 3),
             ],
+            claims={"open_deals": count_kind("deals?")},
             solution=[
                 sql_step(
                     "SELECT count(*) AS open_deals, sum(d.amount) AS total FROM deals d "
                     "JOIN pipeline_stages s ON s.id = d.stage_id JOIN customers c ON c.id = d.customer_id "
-                    f"WHERE NOT s.is_closed AND c.name = '{customer['name'].replace(chr(39), chr(39) * 2)}'"
+                    f"WHERE NOT s.is_closed AND c.name = {quoted(customer['name'])}"
                 ),
                 {"answer": f"{customer['name']} has {len(mine)} open deals worth {total} EUR in total."},
             ],
@@ -94,8 +77,8 @@ def generate(world, rng, level: int) -> Instance:
         d for ds in open_by_customer.values() for d in ds if stages[d["stage_id"]]["name"] != "Negotiation"
     ]
     deal = rng.choice(movable)
-    position = stages[deal["stage_id"]]["position"]
-    target = next(s for s in stages.values() if s["position"] == position + 1)
+    before = stages[deal["stage_id"]]
+    target = next(s for s in stages.values() if s["position"] == before["position"] + 1)
     customer = customers[deal["customer_id"]]
     return Instance(
         prompt=(
@@ -109,13 +92,26 @@ def generate(world, rng, level: int) -> Instance:
                 f"SELECT stage_id FROM deals WHERE id = {deal['id']}",
                 target["id"],
             ),
-            posted(
-                "announced",
-                f"#sales hears {customer['name']}, {target['name']} and {deal['amount']}",
-                "sales",
-                [text_regex(customer["name"]), text_regex(target["name"]), money_regex(deal["amount"])],
+            # The customer is in the deal's title, so the prompt already names it: no item for it.
+            stated(
+                "announced-stage",
+                f"#sales hears the new stage {target['name']}",
+                "stage",
+                target["name"],
+                2,
+                where="#sales",
+            ),
+            stated(
+                "announced-amount",
+                f"#sales hears the amount {deal['amount']}",
+                "amount",
+                deal["amount"],
+                2,
+                where="#sales",
             ),
         ],
+        # "Moved from Demo to Proposal" names the stage it left: a fact, never charged.
+        claims={"stage": {"values": sorted(s["name"] for s in stages.values()), "allow": [before["name"]]}},
         solution=[
             sql_step(
                 f"SELECT d.id, d.stage_id, s.position FROM deals d JOIN pipeline_stages s ON s.id = d.stage_id WHERE d.id = {deal['id']}"

@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    LIMITS_L2,
-    answer,
-    by_id,
-    full_name,
-    money_regex,
-    no_spray,
-    sql_step,
-    state,
-    text_regex,
-    unprompted,
-)
+from families._common import LIMITS_L0, LIMITS_L1, LIMITS_L2, by_id, full_name, sql_step, state, stated
+from families._finance import expense_category_kind
 from gym.families import Instance
 
 TITLE = "Review an expense claim"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
-STATUSES = ("paid", "pending", "rejected", "approved")
+STATUSES = ["approved", "paid", "pending", "rejected"]
 RECEIPT_LIMIT = 25  # the rule the prompt states: receipts are required above this amount (EUR)
+# Whether a claim has a receipt, as people say it. A negation is the longer match ("no receipt
+# attached", "doesn't have a receipt"), so it is never also read as a receipt.
+_A = r"(?:(?:an?|the|its|any)\W+)?"
+_IS = r"(?:(?:is|was)\W+)?"
+RECEIPT = {
+    "values": [
+        {
+            "value": "receipt",
+            "regex": rf"\b(?:has|have|with|includes?|attached|there's|there\W+is)\W+{_A}receipts?\b"
+            rf"|\breceipts?\W+{_IS}(?:attached|provided|on file|present|included|available)\b|\breceipts?\W{{0,3}}yes\b",
+        },
+        {
+            "value": "no receipt",
+            "regex": rf"\b(?:no|without|missing|lacks?|lacking)\W+{_A}receipts?\b(?:\W+(?:attached|provided|on file))?"
+            rf"|(?:\bnot|n't)\W+(?:have|has|include|includes)\W+{_A}receipts?\b"
+            rf"|\breceipts?\W+{_IS}(?:missing|not (?:attached|provided|on file|present|included|available))\b"
+            r"|\breceipts?\W{0,3}no\b",
+        },
+    ]
+}
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -33,10 +41,8 @@ def generate(world, rng, level: int) -> Instance:
         claim = rng.choice(claims)
         return Instance(
             prompt=f"What is the status of expense claim {claim['id']}?",
-            rubric_items=[
-                answer("status", f"The answer says {claim['status']}", text_regex(claim["status"])),
-                no_spray([text_regex(s) for s in STATUSES if s != claim["status"]], "other statuses"),
-            ],
+            rubric_items=[stated("status", f"The answer says {claim['status']}", "status", claim["status"])],
+            claims={"status": {"values": STATUSES}},
             solution=[
                 sql_step(query.format(id=claim["id"])),
                 {"answer": f"Claim {claim['id']} is {claim['status']}."},
@@ -46,32 +52,19 @@ def generate(world, rng, level: int) -> Instance:
         )
     if level == 1:
         claim = rng.choice(claims)
-        receipt = r"(?i:\b(has|with|attached|yes)\b[^\n]{0,20}receipt|receipt[^\n]{0,20}\b(attached|yes|provided)\b)"
-        no_receipt = r"(?i:\b(no|without|missing)\b[^\n]{0,20}receipt|receipt[^\n]{0,20}\b(missing|no)\b)"
+        receipt = "receipt" if claim["has_receipt"] else "no receipt"
         return Instance(
-            prompt=f"Expense claim {claim['id']}: how much is it for, in which category, and does it have a receipt?",
+            prompt=f"Expense claim {claim['id']}: how much is it for, in which category, and is there a receipt for it?",
             rubric_items=[
-                answer("amount", f"The answer gives {claim['amount']}", money_regex(claim["amount"]), 3),
-                answer("category", f"The answer says {claim['category']}", text_regex(claim["category"]), 1),
-                answer(
-                    "receipt",
-                    "The answer says whether there is a receipt",
-                    receipt if claim["has_receipt"] else no_receipt,
-                    1,
-                ),
-                no_spray(
-                    unprompted(
-                        sorted({money_regex(c["amount"]) for c in claims if c["amount"] != claim["amount"]}),
-                        f"Expense claim {claim['id']}",
-                    )
-                    + [no_receipt if claim["has_receipt"] else receipt],
-                    "other claims' amounts or the wrong receipt status",
-                ),
+                stated("amount", f"The answer gives {claim['amount']}", "amount", claim["amount"], 3),
+                stated("category", f"The answer says {claim['category']}", "category", claim["category"], 1),
+                stated("receipt", f"The answer says: {receipt}", "receipt", receipt, 1),
             ],
+            claims={"category": expense_category_kind(world), "receipt": RECEIPT},
             solution=[
                 sql_step(query.format(id=claim["id"])),
                 {
-                    "answer": f"Claim {claim['id']}: {claim['amount']} EUR, {claim['category']}, "
+                    "answer": f"Claim {claim['id']}: {claim['amount']} EUR, category {claim['category']}, "
                     + ("receipt attached." if claim["has_receipt"] else "no receipt.")
                 },
             ],
@@ -86,6 +79,7 @@ def generate(world, rng, level: int) -> Instance:
     status = "approved" if approve else "rejected"
     person = people[claim["employee_id"]]
     reviewer = next(p for p in people.values() if p["chat_username"] == "jordan.lee")
+    decided = f"SELECT status FROM expense_claims WHERE id = {claim['id']}"
     return Instance(
         prompt=(
             f"Review {full_name(person)}'s pending expense claim {claim['id']}. Our rule: a claim over "
@@ -94,12 +88,9 @@ def generate(world, rng, level: int) -> Instance:
         ),
         sql=f"UPDATE expense_claims SET has_receipt = {str(has_receipt).lower()}, amount = {amount} WHERE id = {claim['id']};\n",
         rubric_items=[
-            state(
-                "status",
-                f"Claim {claim['id']} is {status}",
-                f"SELECT status FROM expense_claims WHERE id = {claim['id']}",
-                status,
-                4,
+            # The decision is a claim: the wrong one is charged, so a blind guess earns nothing.
+            stated(
+                "status", f"Claim {claim['id']} is {status}", "decision", status, 4, where=f"sql:{decided}"
             ),
             state(
                 "reviewer",
@@ -120,6 +111,7 @@ def generate(world, rng, level: int) -> Instance:
                 },
             },
         ],
+        claims={"decision": {"values": STATUSES, "allow": ["pending"]}},
         solution=[
             sql_step(query.format(id=claim["id"])),
             sql_step("SELECT id FROM employees WHERE chat_username = 'jordan.lee'"),

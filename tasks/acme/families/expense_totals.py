@@ -5,17 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    full_name,
-    money_regex,
-    no_spray,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, by_id, full_name, sql_step, stated
+from families._finance import expense_category_kind
 from gym.families import Instance
 
 TITLE = "Someone's expense claims by category"
@@ -34,13 +25,9 @@ def generate(world, rng, level: int) -> Instance:
         mine = totals[person["id"]]
         category = rng.choice(sorted(mine))
         value = mine[category]
-        others = sorted({money_regex(v) for cats in totals.values() for v in cats.values() if v != value})
         return Instance(
             prompt=f"How much has {full_name(person)} (employee id {person['id']}) claimed in {category} expenses in total?",
-            rubric_items=[
-                answer("total", f"The answer gives {value}", money_regex(value), 3),
-                no_spray(others, "other totals"),
-            ],
+            rubric_items=[stated("total", f"The answer gives {value}", "amount", value, 3)],
             solution=[sql_step(query.format(id=person["id"])), {"answer": f"{value} EUR in {category}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -56,11 +43,14 @@ def generate(world, rng, level: int) -> Instance:
     return Instance(
         prompt=f"In which expense category has {full_name(person)} (employee id {person['id']}) claimed the most, and how much in total?",
         rubric_items=[
-            answer("category", f"The answer says {top}", text_regex(top)),
-            answer("total", f"The answer gives {mine[top]}", money_regex(mine[top]), 3),
-            no_spray([money_regex(v) for k, v in mine.items() if k != top], "their other categories' totals"),
+            stated("category", f"The answer says {top}", "category", top),
+            stated("total", f"The answer gives {mine[top]}", "amount", mine[top], 3),
         ],
-        solution=[sql_step(query.format(id=person["id"])), {"answer": f"{top}: {mine[top]} EUR."}],
+        claims={"category": expense_category_kind(world)},
+        solution=[
+            sql_step(query.format(id=person["id"])),
+            {"answer": f"Their biggest category is {top}: {mine[top]} EUR."},
+        ],
         apps=["postgres"],
         limits=LIMITS_L1,
     )

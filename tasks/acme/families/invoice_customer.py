@@ -2,21 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    LIMITS_L2,
-    answer,
-    by_id,
-    date_regex,
-    money_regex,
-    no_spray,
-    post_step,
-    posted,
-    quoted,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, LIMITS_L2, by_id, post_step, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "Whose invoice it is, and what is due"
@@ -35,39 +21,25 @@ def generate(world, rng, level: int) -> Instance:
         "SELECT i.number, c.name AS customer, i.total, i.due_date, i.status FROM invoices i "
         f"JOIN customers c ON c.id = i.customer_id WHERE i.number = {quoted(number)}"
     )
-    other_names = sorted({text_regex(c["name"]) for c in customers.values() if c["id"] != customer["id"]})
     if level == 0:
         return Instance(
             prompt=f"Which customer is invoice {number} addressed to?",
             rubric_items=[
-                answer("customer", f"The answer names {customer['name']}", text_regex(customer["name"])),
-                no_spray(other_names, "other customers"),
+                stated("customer", f"The answer names {customer['name']}", "customer", customer["name"])
             ],
             solution=[sql_step(query), {"answer": f"Invoice {number} is addressed to {customer['name']}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
         )
-    other_totals = sorted({money_regex(i["total"]) for i in invoices if i["total"] != invoice["total"]})
+    total, due = invoice["total"], invoice["due_date"]
     if level == 1:
         return Instance(
             prompt=f"What is the total of invoice {number}, and when is it due?",
             rubric_items=[
-                answer(
-                    "total", f"The answer gives the total {invoice['total']}", money_regex(invoice["total"])
-                ),
-                answer(
-                    "due",
-                    f"The answer gives the due date {invoice['due_date']}",
-                    date_regex(invoice["due_date"]),
-                ),
-                no_spray(other_totals, "other invoices' totals"),
+                stated("total", f"The answer gives the total {total}", "amount", total),
+                stated("due", f"The answer gives the due date {due}", "date", due),
             ],
-            solution=[
-                sql_step(query),
-                {
-                    "answer": f"Invoice {number}: {invoice['total']} EUR, due {invoice['due_date'].isoformat()}."
-                },
-            ],
+            solution=[sql_step(query), {"answer": f"Invoice {number}: {total} EUR, due {due.isoformat()}."}],
             apps=["postgres"],
             limits=LIMITS_L1,
         )
@@ -77,25 +49,22 @@ def generate(world, rng, level: int) -> Instance:
             "follow up: name the customer, the total in EUR and the due date."
         ),
         rubric_items=[
-            posted(
-                "reminder",
-                f"#finance gets {number} with {customer['name']}, {invoice['total']} and {invoice['due_date']}",
-                "finance",
-                [
-                    text_regex(number),
-                    text_regex(customer["name"]),
-                    money_regex(invoice["total"]),
-                    date_regex(invoice["due_date"]),
-                ],
-                4,
-            )
+            stated(
+                "customer",
+                f"#finance hears the customer {customer['name']}",
+                "customer",
+                customer["name"],
+                where="#finance",
+            ),
+            stated("total", f"#finance hears the total {total}", "amount", total, where="#finance"),
+            stated("due", f"#finance hears the due date {due}", "date", due, where="#finance"),
         ],
         solution=[
             sql_step(query),
             post_step(
                 "finance",
-                f"Reminder: invoice {number} for {customer['name']}, {invoice['total']} EUR, due on "
-                f"{invoice['due_date'].isoformat()}. Could collections follow up?",
+                f"Reminder: invoice {number} for {customer['name']}, {total} EUR, due on "
+                f"{due.isoformat()}. Could collections follow up?",
             ),
             {"answer": f"Posted the reminder for {number} in #finance."},
         ],

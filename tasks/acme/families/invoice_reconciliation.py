@@ -6,33 +6,41 @@ import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import (
-    LIMITS_L1,
-    answer,
-    by_id,
-    date_regex,
-    money_regex,
-    no_spray,
-    post_step,
-    sql_step,
-    text_regex,
-)
-from families._finance import (
-    LIMITS_L2,
-    check,
-    csv_bytes,
-    eur,
-    month_label,
-    paid_by_invoice,
-    together,
-    xlsx_bytes,
-)
+from families._common import LIMITS_L1, by_id, post_step, sql_step, stated
+from families._finance import LIMITS_L2, csv_bytes, eur, month_label, paid_by_invoice, xlsx_bytes
 from gym.families import Instance
 
 TITLE = "Reconcile a billing export"
 LEVELS = (1, 2)
 SPLIT = "train"
-MISSING = r"(missing|not (found |present )?in|absent|no record|not exist|only in (the )?{side})"
+# What differs on a line of the #finance report, as people say it (a value of the kind per invoice).
+_NOT_THERE = (
+    r"\b(?:missing|absent|not (?:found|present|recorded|included)|no record)\W(?:[^\n]{{0,15}}\W)?{side}\b"
+)
+_DB = r"(?:database|db|erp|our (?:system|records))"
+_EXPORT = r"(?:billing(?:'s)? )?export"
+DIFFERENCE = {
+    "values": [
+        {
+            "value": "missing from the database",
+            "regex": _NOT_THERE.format(side=_DB)
+            + rf"|\bonly in (?:the )?{_EXPORT}\b|\bnot in (?:the |our )?{_DB}\b",
+        },
+        {
+            "value": "missing from the export",
+            "regex": _NOT_THERE.format(side=_EXPORT)
+            + rf"|\bonly in (?:the |our )?{_DB}\b|\bnot in (?:the )?{_EXPORT}\b",
+        },
+        {"value": "amount", "regex": r"\b(?:amount|total)s?\b"},
+        {"value": "customer", "regex": r"\bcustomers?\b"},
+        {"value": "void", "regex": r"\bvoid(?:ed)?\b"},
+        # Not the bare word "paid": that would make every success word a difference.
+        {
+            "value": "payment",
+            "regex": r"\bpayments?\b|\bpaid in full\b|\b(?:marked|shown|listed) (?:as )?paid\b",
+        },
+    ]
+}
 DB_SQL = (
     "SELECT i.number, c.name AS customer, i.issue_date, i.due_date, i.total, i.status, coalesce(sum(p.amount), 0) AS paid "
     "FROM invoices i JOIN customers c ON c.id = i.customer_id LEFT JOIN payments p ON p.invoice_id = i.id "
@@ -76,30 +84,27 @@ def generate(world, rng, level: int) -> Instance:
         invoice = rng.choice(rows)
         row = export[invoice["number"]]
         kind = rng.choice(["amount", "customer", "status", "due"])
+        # What differs is two values of a kind: the export's and the database's.
+        field, claim, column, ours = {
+            "amount": ("amount", "amount", 4, invoice["total"]),
+            "customer": ("customer", "customer", 1, export_name(customers, invoice)),
+            "status": ("status", "invoice_status", 6, invoice["status"]),
+            "due": ("due date", "date", 3, invoice["due_date"]),
+        }[kind]
         if kind == "amount":
             row[4] = _transpose(invoice["total"])
-            what, rx = (
-                f"amount {eur(row[4])} in the export vs {eur(invoice['total'])} in the database",
-                rf"(amount|total|{money_regex(invoice['total'])}|{money_regex(row[4])})",
-            )
         elif kind == "customer":
             row[1] = rng.choice([n for n in names if n != row[1]])
-            what, rx = (
-                f"customer {row[1]} in the export vs {export_name(customers, invoice)} in the database",
-                rf"(customer|{text_regex(row[1])}|{text_regex(export_name(customers, invoice))})",
-            )
         elif kind == "status":
             row[6] = "void" if invoice["status"] != "void" else "sent"
-            what, rx = (
-                f"status {row[6]} in the export vs {invoice['status']} in the database",
-                rf"(status|{row[6]})",
-            )
         else:
             row[3] = invoice["due_date"] + dt.timedelta(days=rng.choice([-14, 15, 30]))
-            what, rx = (
-                f"due date {row[3]} in the export vs {invoice['due_date']} in the database",
-                rf"(due|{date_regex(row[3])})",
-            )
+        theirs = row[column]
+
+        def shown(value) -> str:
+            return eur(value) if kind == "amount" else str(value).replace("_", " ")
+
+        what = f"{field} {shown(theirs)} in the export vs {shown(ours)} in the database"
         path = f"finance/billing_recheck_{year}-{month:02d}.csv"
         body = [header] + [[*r[:4], f"{r[4]:.2f}", f"{r[5]:.2f}", r[6]] for r in export.values()]
         return Instance(
@@ -109,14 +114,9 @@ def generate(world, rng, level: int) -> Instance:
             ),
             files={path: csv_bytes(body)},
             rubric_items=[
-                answer("invoice", f"The answer names {invoice['number']}", text_regex(invoice["number"]), 3),
-                answer(
-                    "what",
-                    f"... and says what differs: {what}",
-                    together(text_regex(invoice["number"]), rx, 200),
-                    1,
-                ),
-                no_spray([text_regex(n) for n in export if n != invoice["number"]], "invoices that match"),
+                stated("invoice", f"The answer names {invoice['number']}", "invoice", invoice["number"]),
+                stated("ours", f"... and what differs: {ours} in the database", claim, ours, 1),
+                stated("theirs", f"... against {theirs} in the export", claim, theirs, 1),
             ],
             solution=[
                 {"tool": "office.read_sheet", "args": {"path": path}},
@@ -129,7 +129,7 @@ def generate(world, rng, level: int) -> Instance:
     kinds = rng.sample(["missing_in_db", "missing_in_export", "amount", "customer", "void", "paid"], 6)
     pool = list(rows)
     rng.shuffle(pool)
-    found = []  # (number, regex, description)
+    found = []  # (number, what differs, description)
     for kind in kinds:
         if len(found) == 4:
             break
@@ -146,11 +146,7 @@ def generate(world, rng, level: int) -> Instance:
             day = dt.date(year, month, rng.randint(3, 27))
             export[number] = [number, customer, day, day + dt.timedelta(days=30), total, Decimal(0), "sent"]
             found.append(
-                (
-                    number,
-                    MISSING.format(side="(billing|export)"),
-                    f"only in the export ({customer}, {eur(total)} EUR)",
-                )
+                (number, "missing from the database", f"only in the export ({customer}, {eur(total)} EUR)")
             )
             continue
         if not candidates:
@@ -160,40 +156,32 @@ def generate(world, rng, level: int) -> Instance:
         number, row = invoice["number"], export[invoice["number"]]
         if kind == "missing_in_export":
             del export[number]
-            found.append(
-                (
-                    number,
-                    MISSING.format(side="(database|db|erp)"),
-                    "in the database but missing from the export",
-                )
-            )
+            found.append((number, "missing from the export", "in the database but missing from the export"))
         elif kind == "amount":
             row[4] = _transpose(invoice["total"])
             found.append(
-                (
-                    number,
-                    rf"(amount|total|{money_regex(row[4])}|{money_regex(invoice['total'])})",
-                    f"amount differs: export {eur(row[4])}, database {eur(invoice['total'])}",
-                )
+                (number, "amount", f"amount differs: export {eur(row[4])}, database {eur(invoice['total'])}")
             )
         elif kind == "customer":
             row[1] = rng.choice([n for n in names if n != row[1]])
             found.append(
                 (
                     number,
-                    rf"(customer|{text_regex(row[1])})",
+                    "customer",
                     f"customer differs: export {row[1]}, database {export_name(customers, invoice)}",
                 )
             )
         elif kind == "void":
             row[6] = "void"
-            found.append((number, "void", f"void in the export, {invoice['status']} in the database"))
+            found.append(
+                (number, "void", f"void in the export, {invoice['status'].replace('_', ' ')} in the database")
+            )
         else:
             row[5], row[6] = invoice["total"], "paid"
             found.append(
                 (
                     number,
-                    "(paid|payment)",
+                    "payment",
                     f"export says paid in full ({eur(invoice['total'])} EUR); the database has no payment",
                 )
             )
@@ -207,39 +195,29 @@ def generate(world, rng, level: int) -> Instance:
             "the database; Felix wants to review first."
         ),
         files={path: xlsx_bytes({"Invoices": body})},
+        # A matching invoice reported is a wrong invoice; what differs counts on its invoice's line only.
         rubric_items=[
             item
-            for number, rx, what in found
+            for number, differs, what in found
             for item in (
-                check(
+                stated(
                     f"reported-{number}",
                     f"{number} is reported in #finance ({what})",
-                    "posted",
-                    {"channel": "finance", "regex": text_regex(number)},
-                    2,
-                    "differences",
+                    "invoice",
+                    number,
+                    where="#finance",
                 ),
-                check(
+                stated(
                     f"explained-{number}",
                     f"The line for {number} says what differs ({what})",
-                    "posted_line",
-                    {"channel": "finance", "all_of": [text_regex(number), rx]},
-                    2,
-                    "differences",
+                    "difference",
+                    differs,
+                    where="#finance",
+                    about=number,
                 ),
             )
-        ]
-        + [
-            check(
-                "no-false-alarms",
-                "Penalty: an invoice that matches is reported as a difference",
-                "no_other_matches_posted",
-                {"channel": "finance", "regex": r"INV-\d{4}-\d{4}", "allowed": [n for n, _, _ in found]},
-                -3,
-                "penalties",
-                reason="A penalty: it holds unless a matching invoice is reported.",
-            )
         ],
+        claims={"difference": DIFFERENCE},
         solution=[
             {"tool": "office.read_sheet", "args": {"path": path}},
             sql_step(DB_SQL.format(first=first)),

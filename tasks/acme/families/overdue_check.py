@@ -10,18 +10,14 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
     by_id,
-    count_regex,
-    date_regex,
-    money_regex,
-    no_spray,
+    count_kind,
     post_step,
-    posted,
     quoted,
     sql_step,
-    text_regex,
+    stated,
 )
+from families._finance import OVERDUE
 from gym.families import Instance
 
 TITLE = "Overdue invoices"
@@ -35,12 +31,10 @@ def generate(world, rng, level: int) -> Instance:
     customers = by_id(world, "customers")
     if level == 0:
         invoice = rng.choice(invoices)
-        others = sorted({date_regex(i["due_date"]) for i in invoices if i["due_date"] != invoice["due_date"]})
         return Instance(
             prompt=f"When is invoice {invoice['number']} due?",
             rubric_items=[
-                answer("due", f"The answer gives {invoice['due_date']}", date_regex(invoice["due_date"])),
-                no_spray(others[:150], "other invoices' due dates"),
+                stated("due", f"The answer gives {invoice['due_date']}", "date", invoice["due_date"])
             ],
             solution=[
                 sql_step(f"SELECT number, due_date FROM invoices WHERE number = {quoted(invoice['number'])}"),
@@ -55,34 +49,26 @@ def generate(world, rng, level: int) -> Instance:
         days = rng.choice([-9, -3, 4, 11, 25, 40])  # the day asked about, relative to the due date
         today = invoice["due_date"] + dt.timedelta(days=days)
         late = days > 0
-        verdict = (
-            rf"(?i:\b(yes|overdue|late)\b[^\n]{{0,40}}{count_regex(days, 'days?')}|{count_regex(days, 'days?')}[^\n]{{0,20}}(overdue|late))"
-            if late
-            else r"(?i:\bnot (yet )?(overdue|late|due)\b|^\W*no\b)"  # "no" as the answer, not "no idea"
-        )
-        wrong = (
-            r"(?i:\bnot (yet )?(overdue|late)\b)" if late else r"(?i:\bis overdue\b|\bdays? (overdue|late)\b)"
-        )
+        if late:
+            items = [
+                stated("verdict", "The answer says it is overdue", "verdict", "overdue", 1),
+                stated("days", f"The answer says by {days} days", "days", days, 2),
+            ]
+        else:
+            items = [stated("verdict", "The answer says it is not overdue", "verdict", "not overdue", 3)]
         return Instance(
             prompt=(
-                f"Today is {today.isoformat()}. Is invoice {invoice['number']} overdue (unpaid after its due "
-                "date)? If so, by how many days?"
+                f"Today is {today.isoformat()}. Has invoice {invoice['number']} passed its due date without being "
+                "paid? If so, by how many days?"
             ),
-            rubric_items=[
-                answer(
-                    "verdict",
-                    f"The answer says {'overdue by ' + str(days) + ' days' if late else 'not overdue'}",
-                    verdict,
-                    3,
-                ),
-                no_spray([wrong], "the opposite verdict"),
-            ],
+            rubric_items=items,
+            claims={"verdict": OVERDUE, "days": count_kind("days?")},
             solution=[
                 sql_step(
                     f"SELECT number, due_date, status FROM invoices WHERE number = {quoted(invoice['number'])}"
                 ),
                 {
-                    "answer": f"Yes, overdue by {days} days (due {invoice['due_date'].isoformat()})."
+                    "answer": f"Yes, it is overdue by {days} days; it was due on {invoice['due_date'].isoformat()}."
                     if late
                     else f"No, it is not overdue yet: it is due on {invoice['due_date'].isoformat()}."
                 },
@@ -107,20 +93,18 @@ def generate(world, rng, level: int) -> Instance:
             "(unpaid after their due date) and how much they still owe on them in total, after payments received."
         ),
         rubric_items=[
-            posted(
-                "invoices",
-                "The post names every overdue invoice",
-                "finance",
-                [text_regex(i["number"]) for i in mine],
-                2,
+            *(
+                stated(
+                    f"invoice-{i['number']}",
+                    f"The post names {i['number']}",
+                    "invoice",
+                    i["number"],
+                    1,
+                    where="#finance",
+                )
+                for i in mine
             ),
-            posted(
-                "owed",
-                f"The post gives {len(mine)} overdue and {owed} owed",
-                "finance",
-                [text_regex(customer["name"]), money_regex(owed)],
-                4,
-            ),
+            stated("owed", f"The post gives {owed} owed in total", "amount", owed, 4, where="#finance"),
         ],
         solution=[
             sql_step(
@@ -131,8 +115,8 @@ def generate(world, rng, level: int) -> Instance:
             ),
             post_step(
                 "finance",
-                f"{customer['name']}: {len(mine)} overdue invoice(s) as of {today.isoformat()} "
-                f"({', '.join(i['number'] for i in mine)}), {owed} EUR still owed.",
+                f"{customer['name']}: overdue as of {today.isoformat()}: {', '.join(i['number'] for i in mine)}; "
+                f"{owed} EUR still owed on them.",
             ),
             {"answer": f"Posted {customer['name']}'s overdue invoices in #finance."},
         ],

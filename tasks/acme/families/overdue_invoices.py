@@ -6,19 +6,8 @@ import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    date_regex,
-    money_regex,
-    no_spray,
-    quoted,
-    sql_step,
-    text_regex,
-)
-from families._finance import LIMITS_L2, OPEN, TODAY, eur, paid_by_invoice, slug, together
+from families._common import LIMITS_L0, LIMITS_L1, by_id, quoted, sql_step, stated
+from families._finance import LIMITS_L2, OPEN, OVERDUE, TODAY, eur, paid_by_invoice, slug
 from gym.families import Instance
 
 TITLE = "Overdue invoices and what is owed on them"
@@ -54,30 +43,23 @@ def generate(world, rng, level: int) -> Instance:
             day += dt.timedelta(days=1)
         late = invoice["status"] in OPEN and invoice["due_date"] < day
         due = invoice["due_date"]
-        others = sorted({date_regex(i["due_date"]) for i in invoices if i["due_date"] != due})
+        verdict = "overdue" if late else "not overdue"
         return Instance(
             prompt=(
-                f"Today is {day.isoformat()}. Is invoice {invoice['number']} overdue (past its due date and not "
-                "fully paid)? Start your answer with yes or no, then give its due date."
+                f"Today is {day.isoformat()}. Has invoice {invoice['number']} passed its due date without being "
+                "fully paid? Give your verdict and its due date."
             ),
             rubric_items=[
-                answer(
-                    "verdict",
-                    f"The answer starts with {'yes' if late else 'no'}",
-                    rf"^\W*{'yes' if late else 'no'}\b",
-                ),
-                answer("due", f"The answer gives the due date {due}", date_regex(due)),
-                no_spray(
-                    [rf"^\W*{'no' if late else 'yes'}\b", *others[:150]],
-                    "the opposite verdict or other due dates",
-                ),
+                stated("verdict", f"The answer says it is {verdict}", "verdict", verdict),
+                stated("due", f"The answer gives the due date {due}", "date", due),
             ],
+            claims={"verdict": OVERDUE},
             solution=[
                 sql_step(
                     f"SELECT number, due_date, status FROM invoices WHERE number = {quoted(invoice['number'])}"
                 ),
                 {
-                    "answer": f"{'Yes' if late else 'No'}: invoice {invoice['number']} was due on {due.isoformat()} and is {invoice['status'].replace('_', ' ')}."
+                    "answer": f"{'Yes' if late else 'No'}: invoice {invoice['number']} is {verdict}; it was due on {due.isoformat()}."
                 },
             ],
             apps=["postgres"],
@@ -87,25 +69,27 @@ def generate(world, rng, level: int) -> Instance:
     if level == 1:
         customer = customers[rng.choice(sorted(late))]
         mine = late[customer["id"]]
-        wrong = [i for i in invoices if i["customer_id"] == customer["id"] and i not in mine]
-        wrong += [i for cid, ls in late.items() if cid != customer["id"] for i in ls]
         return Instance(
             prompt=(
                 f"Today is {day.isoformat()}. Which invoices of {customer['name']} are overdue (past their due date "
                 "and not fully paid; void and draft invoices don't count), and how much is still owed on each "
                 "(its total minus the payments received)?"
             ),
+            # Each amount counts next to its invoice's number only.
             rubric_items=[
-                answer(
-                    f"owed-{i['number']}",
-                    f"The answer lists {i['number']} with {i['total'] - paid[i['id']]} owed",
-                    together(text_regex(i["number"]), money_regex(i["total"] - paid[i["id"]])),
-                )
+                item
                 for i in mine
-            ]
-            + [
-                no_spray(
-                    [text_regex(i["number"]) for i in wrong], "invoices that are not overdue or not theirs"
+                for item in (
+                    stated(
+                        f"invoice-{i['number']}", f"The answer lists {i['number']}", "invoice", i["number"], 1
+                    ),
+                    stated(
+                        f"owed-{i['number']}",
+                        f"... with {i['total'] - paid[i['id']]} owed",
+                        "amount",
+                        i["total"] - paid[i["id"]],
+                        about=i["number"],
+                    ),
                 )
             ],
             solution=[
@@ -139,21 +123,13 @@ def generate(world, rng, level: int) -> Instance:
             "draft invoices don't count. The amount owed is the invoice total minus the payments received so far. "
             "Give the grand total as well. Just answer here, don't change anything."
         ),
+        # Each amount counts next to its customer's name only; the grand total stands on its own.
         rubric_items=[
-            answer(
-                f"owed-{slug(n)}",
-                f"The answer gives {n} owing {owed[n]}",
-                together(text_regex(n), money_regex(owed[n])),
-            )
-            for n in ranked
-        ]
-        + [
-            answer("total", f"The answer gives the grand total {total}", money_regex(total), 4),
-            no_spray(
-                [text_regex(c["name"]) for c in customers.values() if c["name"] not in owed],
-                "customers with nothing overdue or outside the list",
-                -4,
+            *(
+                stated(f"owed-{slug(n)}", f"The answer gives {n} owing {owed[n]}", "amount", owed[n], about=n)
+                for n in ranked
             ),
+            stated("total", f"The answer gives the grand total {total}", "amount", total, 4),
         ],
         solution=[
             sql_step(
@@ -166,7 +142,7 @@ def generate(world, rng, level: int) -> Instance:
             {
                 "answer": f"Overdue on {day.isoformat()} (amount still owed):\n"
                 + "\n".join(f"- {n}: EUR {eur(owed[n])}" for n in ranked)
-                + f"\n\nTotal overdue: EUR {eur(total)} across {len(ranked)} customers."
+                + f"\n\nTotal overdue: EUR {eur(total)}"
             },
         ],
         apps=["postgres"],

@@ -9,24 +9,25 @@ from families._common import (
     LIMITS_L0,
     LIMITS_L1,
     LIMITS_L2,
-    answer,
     by_id,
-    count_regex,
-    date_regex,
-    money_regex,
-    no_spray,
+    count_kind,
     post_step,
-    posted,
     quoted,
     sql_step,
-    text_regex,
+    stated,
 )
 from gym.families import Instance
 
 TITLE = "A payment we received"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
-METHODS = {"bank_transfer": r"bank[ _]transfer", "card": r"card", "direct_debit": r"direct[ _]debit"}
+METHOD = {
+    "values": [
+        {"value": "bank_transfer", "regex": r"\b(?:bank|wire)[ _-]?transfer\b"},
+        {"value": "card", "regex": r"\b(?:credit |debit )?card\b"},
+        {"value": "direct_debit", "regex": r"\bdirect[ _-]?debit\b"},
+    ]
+}
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -37,12 +38,8 @@ def generate(world, rng, level: int) -> Instance:
         method = payment["method"]
         return Instance(
             prompt=f"Which payment method was used for the payment with reference {payment['reference']}?",
-            rubric_items=[
-                answer("method", f"The answer says {method}", rf"(?i:\b{METHODS[method]}\b)"),
-                no_spray(
-                    [rf"(?i:\b{m}\b)" for k, m in METHODS.items() if k != method], "other payment methods"
-                ),
-            ],
+            rubric_items=[stated("method", f"The answer says {method}", "method", method)],
+            claims={"method": METHOD},
             solution=[
                 sql_step(
                     f"SELECT reference, method FROM payments WHERE reference = {quoted(payment['reference'])}"
@@ -59,13 +56,11 @@ def generate(world, rng, level: int) -> Instance:
         single = sorted(i for i, ps in by_invoice.items() if len(ps) == 1)  # one payment: one date
         invoice = invoices[rng.choice(single)]
         payment = by_invoice[invoice["id"]][0]
-        others = sorted({money_regex(p["amount"]) for p in payments if p["amount"] != payment["amount"]})
         return Instance(
             prompt=f"When did we receive the payment for invoice {invoice['number']}, and how much was it?",
             rubric_items=[
-                answer("date", f"The answer gives {payment['paid_on']}", date_regex(payment["paid_on"])),
-                answer("amount", f"The answer gives {payment['amount']}", money_regex(payment["amount"]), 3),
-                no_spray(others, "other payments' amounts"),
+                stated("date", f"The answer gives {payment['paid_on']}", "date", payment["paid_on"]),
+                stated("amount", f"The answer gives {payment['amount']}", "amount", payment["amount"], 3),
             ],
             solution=[
                 sql_step(
@@ -91,29 +86,41 @@ def generate(world, rng, level: int) -> Instance:
             "and each payment's reference."
         ),
         rubric_items=[
-            posted(
-                "summary",
-                f"#finance hears {len(received)} payments totalling {total}",
-                "finance",
-                [count_regex(len(received), "payments?"), money_regex(total)],
-                3,
+            stated(
+                "count",
+                f"#finance hears {len(received)} payments",
+                "payments",
+                len(received),
+                1,
+                where="#finance",
             ),
-            posted(
-                "references",
-                "The post lists every reference of the day",
-                "finance",
-                [text_regex(p["reference"]) for p in received],
-                2,
+            stated("total", f"#finance hears the total {total}", "amount", total, 2, where="#finance"),
+            *(
+                stated(
+                    f"reference-{p['reference']}",
+                    f"The post lists {p['reference']}",
+                    "reference",
+                    p["reference"],
+                    1,
+                    where="#finance",
+                )
+                for p in received
             ),
         ],
+        claims={
+            "payments": count_kind("payments?"),
+            # Each payment's amount adds up to the total: facts of the day, never charged.
+            "amount": {"extract": "amount", "allow": [str(p["amount"]) for p in received]},
+            "reference": {"values": sorted(p["reference"] for p in payments)},
+        },
         solution=[
             sql_step(
                 f"SELECT reference, amount, method FROM payments WHERE paid_on = DATE '{day.isoformat()}'"
             ),
             post_step(
                 "finance",
-                f"Received on {day.isoformat()}: {len(received)} payments, {total} EUR in total "
-                f"({', '.join(p['reference'] for p in received)}).",
+                f"Received on {day.isoformat()}: {len(received)} payment{'s' if len(received) > 1 else ''}, "
+                f"{total} EUR in total ({', '.join(p['reference'] for p in received)}).",
             ),
             {"answer": "Posted the day's receipts in #finance."},
         ],

@@ -53,7 +53,7 @@ def generate(world, rng, level: int) -> Instance:
         f"A bank transfer of {amount} EUR for invoice {invoice['number']} arrived on {day.isoformat()} with the "
         f"reference {reference}. Record the payment."
     )
-    allow = []
+    allow = [{"table": "payments", "may": ["add"], "at_most": 1}]  # the one payment it records
     if level == 1:
         prompt += " Then set the invoice's status: paid if nothing is owed any more, partially_paid otherwise (earlier payments count)."
         items.append(
@@ -69,12 +69,12 @@ def generate(world, rng, level: int) -> Instance:
             1, sql_step(f"SELECT coalesce(sum(amount), 0) FROM payments WHERE invoice_id = {invoice['id']}")
         )
         steps.append(execute_step(f"UPDATE invoices SET status = '{status}' WHERE id = {invoice['id']}"))
-        allow = [{"table": "invoices", "columns": ["status"], "at_most": 1}]
+        allow.append({"table": "invoices", "columns": ["status"], "at_most": 1})
     return Instance(
         prompt=prompt,
         rubric_items=items,
         solution=[*steps, {"answer": f"Recorded {reference}."}],
-        damage={"allow": allow} if allow else None,
+        damage={"allow": allow},
         apps=["postgres"],
         limits=LIMITS_L0 if level == 0 else LIMITS_L1,
     )

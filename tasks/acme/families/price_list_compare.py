@@ -7,19 +7,15 @@ from decimal import ROUND_HALF_UP, Decimal
 from families._common import (
     LIMITS_L0,
     LIMITS_L1,
-    answer,
     by_id,
     execute_step,
-    money_regex,
-    no_spray,
     post_step,
-    posted,
     quoted,
     sql_step,
     state,
-    text_regex,
+    stated,
 )
-from families._finance import LIMITS_L2, eur, together, xlsx_bytes
+from families._finance import LIMITS_L2, eur, xlsx_bytes
 from gym.families import Instance
 
 TITLE = "Compare and update price lists"
@@ -53,16 +49,10 @@ def generate(world, rng, level: int) -> Instance:
         name = rng.choice(sorted(prices))
         pid = rng.choice(sorted(prices[name]))
         value = prices[name][pid]
-        others = {v for v in prices[name].values()} | {p[pid] for p in prices.values() if pid in p}
         product = products[pid]["name"]
         return Instance(
             prompt=f"What is the unit price of {product} on the '{name}' price list, in EUR?",
-            rubric_items=[
-                answer("price", f"The answer gives {value}", money_regex(value), 3),
-                no_spray(
-                    [money_regex(v) for v in sorted(others - {value})], "other lists' or products' prices", -3
-                ),
-            ],
+            rubric_items=[stated("price", f"The answer gives {value}", "amount", value, 3)],
             solution=[
                 sql_step(
                     PRICE_SQL.format(name=quoted(name)).replace(" ORDER BY", f" AND p.id = {pid} ORDER BY")
@@ -93,19 +83,28 @@ def generate(world, rng, level: int) -> Instance:
                 "INSERT INTO price_list_items (price_list_id, product_id, unit_price) SELECT "
                 f"(SELECT id FROM price_lists WHERE name = {quoted(draft)}), v.pid, v.price FROM (VALUES {values}) AS v(pid, price);\n"
             ),
+            # Each price counts next to its product's name only; a product that did not get dearer is a
+            # wrong one.
             rubric_items=[
-                answer(
-                    f"up-{products[pid]['sku']}",
-                    f"{products[pid]['name']} costs {new[pid]} on the draft",
-                    together(text_regex(products[pid]["name"]), money_regex(new[pid]), 120),
-                )
+                item
                 for pid in up
-            ]
-            + [
-                no_spray(
-                    [text_regex(products[p]["name"]) for p in pids if p not in up],
-                    "products that did not get more expensive",
-                    -3,
+                for item in (
+                    stated(
+                        f"up-{products[pid]['sku']}",
+                        f"{products[pid]['name']} costs {new[pid]} on the draft",
+                        "amount",
+                        new[pid],
+                        2,
+                        about=products[pid]["name"],
+                    ),
+                    stated(
+                        f"now-{products[pid]['sku']}",
+                        f"... and {current[pid]} on the current list",
+                        "amount",
+                        current[pid],
+                        1,
+                        about=products[pid]["name"],
+                    ),
                 )
             ],
             solution=[
@@ -153,13 +152,8 @@ def generate(world, rng, level: int) -> Instance:
             for p in chosen
         ]
         + [
-            posted(
-                "announced",
-                f"#sales hears the changed SKUs {', '.join(skus)}",
-                "sales",
-                [text_regex(s) for s in skus],
-                3,
-            )
+            stated(f"announced-{s}", f"#sales hears the changed SKU {s}", "sku", s, 1, where="#sales")
+            for s in skus
         ],
         solution=[
             {"tool": "office.read_sheet", "args": {"path": path}},

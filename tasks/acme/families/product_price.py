@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from families._common import LIMITS_L0, LIMITS_L1, answer, money_regex, no_spray, quoted, sql_step
+from families._common import LIMITS_L0, LIMITS_L1, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "The unit price of a product"
@@ -29,15 +29,11 @@ def generate(world, rng, level: int) -> Instance:
         "JOIN price_lists pl ON pl.id = i.price_list_id JOIN products p ON p.id = i.product_id "
         f"WHERE p.name = {quoted(product)}"
     )
-    others = [money_regex(v) for name, v in now.items() if name != product and v != now[product]]
     if level == 0:
         price = now[product]
         return Instance(
             prompt=f"What is the unit price of {product} on the {CURRENT} price list? Answer with the price in EUR.",
-            rubric_items=[
-                answer("price", f"The answer gives {price} EUR", money_regex(price)),
-                no_spray(others, "prices of other products"),
-            ],
+            rubric_items=[stated("price", f"The answer gives {price} EUR", "amount", price)],
             solution=[
                 sql_step(query),
                 {"answer": f"{product} costs {price} EUR on the {CURRENT} price list."},
@@ -46,28 +42,31 @@ def generate(world, rng, level: int) -> Instance:
             limits=LIMITS_L0,
         )
     change = now[product] - before[product]
+    # "-12.50" is not read as an amount (a minus joins ids like CC-100): the answer says which way.
+    direction = (
+        "an increase of" if change > 0 else "a decrease of" if change < 0 else "unchanged, a difference of"
+    )
     return Instance(
         prompt=(
             f"By how much did the unit price of {product} change from the {PREVIOUS} price list to "
             f"{CURRENT}? Give both prices and the difference in EUR."
         ),
         rubric_items=[
-            answer(
+            stated(
                 "old",
                 f"The answer gives the {PREVIOUS} price {before[product]}",
-                money_regex(before[product]),
+                "amount",
+                before[product],
                 1,
             ),
-            answer(
-                "new", f"The answer gives the {CURRENT} price {now[product]}", money_regex(now[product]), 1
-            ),
-            answer("change", f"The answer gives the difference {abs(change)}", money_regex(abs(change)), 3),
-            no_spray(others, "prices of other products"),
+            stated("new", f"The answer gives the {CURRENT} price {now[product]}", "amount", now[product], 1),
+            stated("change", f"The answer gives the difference {abs(change)}", "amount", abs(change), 3),
         ],
         solution=[
             sql_step(query),
             {
-                "answer": f"{product}: {before[product]} EUR in {PREVIOUS}, {now[product]} EUR in {CURRENT}, a change of {change:+} EUR."
+                "answer": f"{product}: {before[product]} EUR in {PREVIOUS}, {now[product]} EUR in {CURRENT}, "
+                f"{direction} {abs(change)} EUR."
             },
         ],
         apps=["postgres"],

@@ -5,18 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import (
-    LIMITS_L0,
-    LIMITS_L1,
-    answer,
-    by_id,
-    count_regex,
-    full_name,
-    money_regex,
-    no_spray,
-    sql_step,
-    text_regex,
-)
+from families._common import LIMITS_L0, LIMITS_L1, by_id, count_kind, full_name, sql_step, stated
 from families._finance import LIMITS_L2, check, eur, month_after, month_label, slug
 from gym.families import Instance
 
@@ -25,6 +14,13 @@ LEVELS = (0, 1, 2)
 SPLIT = "train"
 WON = 6  # pipeline_stages.id of Closed Won
 SALES = 4  # departments.id of Sales
+# A rep's deal count: "3 deals", "deals won: 3", or a sheet row's second cell ("Oliver Grant | 3 | 12000",
+# columns A-C as the prompt asks), so the count is never read as an amount.
+DEALS_CELL = {
+    "regex": r"(?<![\w.,#/-])(?P<value>\d+)(?=\s+(?:won\s+)?deals?\b)"
+    r"|(?<=\bdeals?(?:\s+won)?\s*[:=]\s*)(?P<value>\d+)(?![\w.,]\d|\w)"
+    r"|(?<=^[^|\n]*\|\s*)(?P<value>\d+)(?=\s*(?:\||$))"
+}
 
 
 def _query(first: tuple[int, int], last: tuple[int, int]) -> str:
@@ -47,24 +43,11 @@ def generate(world, rng, level: int) -> Instance:
     if level == 0:
         month = rng.choice(months)
         rep = rng.choice(sorted(won[month]))
-        amounts = {
-            (m, r): sum((d["amount"] for d in ds), Decimal(0)) for m in months for r, ds in won[m].items()
-        }
-        value = amounts[month, rep]
-        singles = {
-            d["amount"] for r, ds in won[month].items() if r != rep for d in ds
-        }  # in any dump of deals
-        others = sorted(
-            {money_regex(v) for (m, r), v in amounts.items() if (m == month or r == rep) and v != value}
-            | {money_regex(v) for v in singles if v != value}
-        )
+        value = sum((d["amount"] for d in won[month][rep]), Decimal(0))
         name, label = full_name(people[rep]), month_label(*month)
         return Instance(
             prompt=f"How much did {name} win (deals closed won) in {label}, in EUR?",
-            rubric_items=[
-                answer("won", f"The answer gives {value}", money_regex(value), 3),
-                no_spray(others, "other months' or other reps' won amounts", -3),
-            ],
+            rubric_items=[stated("won", f"The answer gives {value}", "amount", value, 3)],
             solution=[sql_step(_query(month, month)), {"answer": f"{name} won {eur(value)} EUR in {label}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -80,11 +63,6 @@ def generate(world, rng, level: int) -> Instance:
             deals[r] += ds
     amount = {r: sum((d["amount"] for d in ds), Decimal(0)) for r, ds in deals.items()}
     ranked = sorted(amount, key=lambda r: (-amount[r], people[r]["last_name"]))
-    idle = [
-        full_name(p)  # account executives first: listing a rep who won nothing is the likely slip
-        for p in sorted(people.values(), key=lambda p: (p["title"] != "Account Executive", p["id"]))
-        if p["department_id"] == SALES and p["id"] not in deals
-    ]
     label = month_label(*first) if span == 1 else f"{month_label(*first)} to {month_label(*last)}"
     count = sum(len(ds) for ds in deals.values())
     if level == 1:
@@ -96,24 +74,26 @@ def generate(world, rng, level: int) -> Instance:
                 else f"How many deals did each account executive close won in {label}? List only the reps who "
                 "won at least one, and give the total count."
             ),
+            # A count is right next to its rep's name only: a rep who won nothing, listed with any count,
+            # is a wrong one.
             rubric_items=[
-                answer(
+                stated(
                     f"rep-{slug(full_name(people[r]))}",
                     f"{full_name(people[r])}: {len(deals[r])} deals",
-                    rf"{text_regex(full_name(people[r]))}\D{{0,40}}(?<![\d.,]){len(deals[r])}(?![\d.,])",
+                    "deals",
+                    len(deals[r]),
+                    about=full_name(people[r]),
                 )
                 for r in ranked
             ]
-            + [
-                answer("total", f"The total is {count} deals", count_regex(count, "deals?"), 1),
-                no_spray([text_regex(n) for n in idle], "sales staff who won nothing in the period"),
-            ],
+            + [stated("total", f"The total is {count} deals", "deals", count, 1)],
+            claims={"deals": count_kind("deals?")},
             solution=[
                 sql_step(_query(first, last)),
                 {
-                    "answer": f"Deals closed won, {label}: "
-                    + "; ".join(f"{full_name(people[r])}: {len(deals[r])} deals" for r in ranked)
-                    + f". Total: {count} deals."
+                    "answer": f"Deals closed won, {label}:\n"
+                    + "\n".join(f"- {full_name(people[r])}: {len(deals[r])} deals" for r in ranked)
+                    + f"\nTotal: {count} deals."
                 },
             ],
             apps=["postgres"],
@@ -125,6 +105,7 @@ def generate(world, rng, level: int) -> Instance:
     top = full_name(people[ranked[0]])
     n = len(ranked) + 1
     names = [full_name(people[r]) for r in ranked]
+    sheet = f"file:{path}"
     rows = [["Account executive", "Deals won", "Won amount (EUR)"]]
     rows += [[name, len(deals[r]), float(amount[r])] for r, name in zip(ranked, names, strict=True)]
     rows += [["Total", f"=SUM(B2:B{n})", f"=SUM(C2:C{n})"]]
@@ -136,16 +117,32 @@ def generate(world, rng, level: int) -> Instance:
             "row labelled Total in column A whose count and amount use SUM formulas. Then share the file in #sales "
             "and say who the top rep was."
         ),
+        # The sheet's rows are lines: each rep's count and amount count next to the rep's name only, and
+        # a rep who won nothing is a wrong name in the sheet. The Total row's figures are checked below.
         rubric_items=[
-            check(
-                f"rep-{slug(name)}",
-                f"A row for {name} shows {len(deals[r])} deals and {amount[r]} EUR",
-                "sheet_row",
-                {"path": path, "key": name, "values": [len(deals[r]), float(amount[r])]},
-                3,
-                "spreadsheet",
-            )
+            item
             for r, name in zip(ranked, names, strict=True)
+            for item in (
+                stated(f"rep-{slug(name)}", f"A row for {name}", "employee", name, 1, where=sheet),
+                stated(
+                    f"deals-{slug(name)}",
+                    f"{name}: {len(deals[r])} deals",
+                    "deals",
+                    len(deals[r]),
+                    1,
+                    where=sheet,
+                    about=name,
+                ),
+                stated(
+                    f"won-{slug(name)}",
+                    f"{name}: {amount[r]} EUR",
+                    "amount",
+                    amount[r],
+                    1,
+                    where=sheet,
+                    about=name,
+                ),
+            )
         ]
         + [
             check(
@@ -168,16 +165,6 @@ def generate(world, rng, level: int) -> Instance:
                 for col, value in (("B", count), ("C", float(total)))
             ),
             check(
-                "no-idle-rep",
-                f"Penalty: the sheet lists {idle[0]}, who won no deal in the period",
-                "sheet_row",
-                {"path": path, "key": idle[0], "values": []},
-                -2,
-                "penalties",
-                negate=True,
-                reason=f"A penalty: it holds unless the sheet lists {idle[0]}.",
-            ),
-            check(
                 "shared",
                 "The file was shared in #sales",
                 "shared_file",
@@ -185,15 +172,14 @@ def generate(world, rng, level: int) -> Instance:
                 3,
                 "chat",
             ),
-            check(
-                "top-rep",
-                f"A post in #sales names {top} as the top rep",
-                "posted",
-                {"channel": "sales", "all_of": [text_regex(top)]},
-                2,
-                "chat",
+            stated(
+                "top-rep", f"A post in #sales names {top} as the top rep", "employee", top, 2, where="#sales"
             ),
         ],
+        claims={
+            "deals": DEALS_CELL | {"allow": [str(count)]},
+            "amount": {"extract": "amount", "allow": [str(total)]},
+        },
         solution=[
             sql_step(_query(first, last)),
             {"tool": "office.create_document", "args": {"path": path}},
@@ -203,13 +189,12 @@ def generate(world, rng, level: int) -> Instance:
                 "args": {
                     "channel": "sales",
                     "path": path,
-                    "message": f"@marcus.webb here is the won-deals summary per AE for {label}: {count} deals, "
-                    f"EUR {eur(total)} in total. Top rep by amount: {top} ({len(deals[ranked[0]])} deals, "
-                    f"EUR {eur(amount[ranked[0]])}).",
+                    "message": f"@marcus.webb here is the won-deals summary per AE for {label}. "
+                    f"Top rep by amount: {top}.",
                 },
             },
             {
-                "answer": f"Built {path} ({len(ranked)} AEs, Total row with SUM formulas) and shared it in #sales; {top} was the top rep."
+                "answer": f"Built {path} (one row per AE, Total row with SUM formulas) and shared it in #sales; {top} was the top rep."
             },
         ],
         apps=["postgres", "chat", "office"],

@@ -10,16 +10,12 @@ from families._common import (
     LIMITS_L1,
     LIMITS_L2,
     MONTHS,
-    answer,
     by_id,
-    count_regex,
+    count_kind,
     full_name,
-    money_regex,
-    no_spray,
     post_step,
-    posted,
     sql_step,
-    text_regex,
+    stated,
 )
 from gym.families import Instance
 
@@ -27,6 +23,7 @@ TITLE = "Deals won in a month"
 LEVELS = (0, 1, 2)
 SPLIT = "train"
 WON = 6  # pipeline_stages.id of Closed Won
+DEALS = count_kind("deals?")
 
 
 def generate(world, rng, level: int) -> Instance:
@@ -52,18 +49,7 @@ def generate(world, rng, level: int) -> Instance:
         value = amounts[rep]
         return Instance(
             prompt=f"How much did {full_name(people[rep])} win (deals closed won) in {label}, in EUR?",
-            rubric_items=[
-                answer("won", f"The answer gives {value}", money_regex(value), 3),
-                # Other reps' totals and their single deals: a lone deal's amount is also a raw database value.
-                no_spray(
-                    sorted(
-                        {money_regex(v) for v in amounts.values() if v != value}
-                        | {money_regex(d["amount"]) for r, ds in reps.items() if r != rep for d in ds}
-                        - {money_regex(value)}
-                    ),
-                    "other reps' amounts",
-                ),
-            ],
+            rubric_items=[stated("won", f"The answer gives {value}", "amount", value, 3)],
             solution=[sql_step(query), {"answer": f"{full_name(people[rep])} won {value} EUR in {label}."}],
             apps=["postgres"],
             limits=LIMITS_L0,
@@ -71,47 +57,59 @@ def generate(world, rng, level: int) -> Instance:
     ranked = sorted(amounts, key=lambda r: (-amounts[r], r))
     top = ranked[0]
     if level == 1:
+        name = full_name(people[top])
         return Instance(
             prompt=f"Who won the most (deals closed won, by amount) in {label}, how many deals, and how much in EUR?",
             rubric_items=[
-                answer(
-                    "rep", f"The answer names {full_name(people[top])}", text_regex(full_name(people[top]))
-                ),
-                answer(
-                    "deals",
-                    f"The answer says {len(reps[top])} deals",
-                    count_regex(len(reps[top]), "deals?"),
-                    1,
-                ),
-                answer("won", f"The answer gives {amounts[top]}", money_regex(amounts[top]), 2),
-                no_spray([money_regex(amounts[r]) for r in ranked[1:]], "other reps' amounts"),
+                stated("rep", f"The answer names {name}", "employee", name),
+                stated("deals", f"The answer says {len(reps[top])} deals", "deals", len(reps[top]), 1),
+                stated("won", f"The answer gives {amounts[top]}", "amount", amounts[top], 2),
             ],
+            claims={"deals": DEALS},
             solution=[
                 sql_step(query),
-                {
-                    "answer": f"{full_name(people[top])}: {len(reps[top])} deals, {amounts[top]} EUR in {label}."
-                },
+                {"answer": f"{name}: {len(reps[top])} deals, {amounts[top]} EUR in {label}."},
             ],
             apps=["postgres"],
             limits=LIMITS_L1,
         )
     total = sum(amounts.values(), Decimal(0))
+    # One line per rep: each figure counts next to its rep's name only.
+    items = [
+        item
+        for r in ranked
+        for item in (
+            stated(
+                f"deals-{r}",
+                f"{full_name(people[r])}: {len(reps[r])} deals",
+                "deals",
+                len(reps[r]),
+                1,
+                where="#sales",
+                about=full_name(people[r]),
+            ),
+            stated(
+                f"won-{r}",
+                f"{full_name(people[r])}: {amounts[r]}",
+                "amount",
+                amounts[r],
+                1,
+                where="#sales",
+                about=full_name(people[r]),
+            ),
+        )
+    ]
     return Instance(
         prompt=(
             f"Post {label}'s won-deals summary in #sales: one line per sales rep with their number of deals and "
             "won amount in EUR, largest first, and the month's total."
         ),
         rubric_items=[
-            posted(
-                f"rep-{r}",
-                f"{full_name(people[r])}: {len(reps[r])} deals, {amounts[r]}",
-                "sales",
-                [text_regex(full_name(people[r])), money_regex(amounts[r])],
-                1,
-            )
-            for r in ranked
-        ]
-        + [posted("total", f"The month's total {total}", "sales", [money_regex(total)], 2)],
+            *items,
+            stated("total", f"The month's total {total}", "amount", total, 2, where="#sales"),
+        ],
+        # The month's deal count may go with its total: a fact, never charged.
+        claims={"deals": DEALS | {"allow": [sum(len(ds) for ds in reps.values())]}},
         solution=[
             sql_step(query),
             post_step(

@@ -65,7 +65,13 @@ def claims(world) -> dict:
             "invoice": {"regex": r"\bINV-\d{4}-\d{4}\b", "case_sensitive": True},
             "sku": {"regex": r"\b[A-Z]{3}-\d{3}\b", "case_sensitive": True},
             "invoice_status": {
-                "values": ["draft", "sent", "paid", {"value": "partially_paid", "regex": r"\bpartially[ _-]paid\b"}, "void"]
+                "values": [
+                    "draft",
+                    "sent",
+                    "paid",
+                    {"value": "partially_paid", "regex": r"\bpartially[ _-]paid\b"},
+                    "void",
+                ]
             },
             "ticket_status": {"values": ["new", "open", "pending", "resolved", "closed"]},
             "priority": {"values": ["low", "normal", "high", "urgent"]},
