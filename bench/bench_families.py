@@ -219,6 +219,12 @@ def _group(instance: str) -> str:
     return f"{family}/l{level}"
 
 
+def _seed(instance: str) -> int:
+    """'overdue-invoices-l2-s51' -> 51; a hand-written task -> -1."""
+    _, _, rest = instance.rpartition("-s")
+    return int(rest) if rest.isdigit() else -1
+
+
 def integrity(entries: list[dict]) -> dict:
     """Per family level: the best cheat's score against null's, and where any beat it."""
     scored = [e for e in entries if "scores" in e and "null" in e["scores"]]
@@ -249,6 +255,8 @@ def integrity(entries: list[dict]) -> dict:
     }
     return {
         "instances": len(scored),
+        # Seeds 10-199: never listed by the library, never looked at while the rubrics were written.
+        "from_unseen_seeds": sum(_seed(e["instance"]) >= COUNT_SEEDS for e in scored),
         "beaten_by_any_cheat": len(beaten),
         "share_beaten": round(len(beaten) / len(scored), 4) if scored else None,
         "anchor": "Terminal Wrench: over 15 % of a well-known benchmark suite's tasks hackable",
