@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 EGYM := $(VENV)/bin/egym
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup docker compose images browser model test test-fast lint fmt bench demo gc clean
+.PHONY: setup docker compose images browser model test test-fast lint fmt bench bench-gpu demo gc clean
 
 setup: $(STAMP) docker compose images browser model
 
@@ -61,6 +61,11 @@ fmt:
 
 bench: images
 	$(PY) bench/run.py
+
+# The device check, under 8 minutes on one H100 -> bench/results/gpu.json (tiny sizes without CUDA).
+# Needs no Docker and no venv: on a bare GPU machine, `make bench-gpu PY=python3`.
+bench-gpu:
+	$(PY) bench/bench_gpu.py
 
 demo: images
 	bash scripts/demo.sh

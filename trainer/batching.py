@@ -1,4 +1,4 @@
-"""Train items -> padded tensors, split into micro-batches (right padding, padding weighted 0)."""
+"""Train items -> padded tensors on the learner's device, in micro-batches (right padding, padding weighted 0)."""
 
 from __future__ import annotations
 
@@ -20,43 +20,32 @@ class MicroBatch:
     weights: torch.Tensor  # [B, T] float, mask * normalisation weight
     advantages: torch.Tensor  # [B] float
 
-    def to(self, device: torch.device | str) -> MicroBatch:
-        return MicroBatch(
-            *(
-                t.to(device)
-                for t in (
-                    self.input_ids,
-                    self.attention_mask,
-                    self.old_logprobs,
-                    self.weights,
-                    self.advantages,
-                )
-            )
-        )
 
-
-def collate(items: Sequence[TrainItem], weights: Sequence[float], pad_id: int = 0) -> MicroBatch:
-    """One padded batch; `weights[i]` is the per-token loss weight of item i's model tokens."""
+def collate(
+    items: Sequence[TrainItem], weights: Sequence[float], pad_id: int, device: torch.device | str
+) -> MicroBatch:
+    """One padded batch on `device`; `weights[i]` is the per-token loss weight of item i's model tokens."""
     width = max(len(item.sample.token_ids) for item in items)
-    n = len(items)
-    ids = torch.full((n, width), pad_id, dtype=torch.long)
-    attention = torch.zeros((n, width), dtype=torch.long)
-    old = torch.zeros((n, width), dtype=torch.float32)
-    w = torch.zeros((n, width), dtype=torch.float32)
-    for row, (item, weight) in enumerate(zip(items, weights, strict=True)):
-        sample = item.sample
-        length = len(sample.token_ids)
-        ids[row, :length] = torch.tensor(sample.token_ids, dtype=torch.long)
-        attention[row, :length] = 1
-        old[row, :length] = torch.tensor(sample.logprobs, dtype=torch.float32)
-        w[row, :length] = torch.tensor(sample.mask, dtype=torch.float32) * weight
-    adv = torch.tensor([item.advantage for item in items], dtype=torch.float32)
-    return MicroBatch(ids, attention, old, w, adv)
+
+    def padded(rows: list[list], fill: float | int, dtype: torch.dtype) -> torch.Tensor:
+        # padded as lists, then one copy to the device (not one per row)
+        return torch.tensor([row + [fill] * (width - len(row)) for row in rows], dtype=dtype, device=device)
+
+    samples = [item.sample for item in items]
+    return MicroBatch(
+        input_ids=padded([s.token_ids for s in samples], pad_id, torch.long),
+        attention_mask=padded([[1] * len(s.token_ids) for s in samples], 0, torch.long),
+        old_logprobs=padded([s.logprobs for s in samples], 0.0, torch.float32),
+        weights=padded(
+            [[m * w for m in s.mask] for s, w in zip(samples, weights, strict=True)], 0.0, torch.float32
+        ),
+        advantages=torch.tensor([item.advantage for item in items], dtype=torch.float32, device=device),
+    )
 
 
 def micro_batches(
-    items: Sequence[TrainItem], weights: Sequence[float], size: int, pad_id: int = 0
+    items: Sequence[TrainItem], weights: Sequence[float], size: int, pad_id: int, device: torch.device | str
 ) -> Iterator[MicroBatch]:
-    """Consecutive chunks of at most `size` items, each collated."""
+    """Consecutive chunks of at most `size` items, each collated on `device`."""
     for start in range(0, len(items), size):
-        yield collate(items[start : start + size], weights[start : start + size], pad_id)
+        yield collate(items[start : start + size], weights[start : start + size], pad_id, device)

@@ -2,7 +2,9 @@
 
 Layout of `<checkpoint dir>/step-000050/`:
     model/          save_pretrained output (the LoRA adapter, or the full model) + tokenizer:
-                    loadable by transformers, peft and vLLM as it is
+                    loadable by transformers, peft and vLLM as it is; a full fine-tune's are its
+                    float32 master weights (twice a bfloat16 copy, ~6 GB for 1.5B parameters),
+                    which a resume needs to continue exactly
     trainer.pt      optimizer and scheduler state
     rng.pt          python, numpy and torch RNG states
     state.json      step, curriculum state, config

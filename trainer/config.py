@@ -47,7 +47,9 @@ class ModelConfig(_Section):
         description="Instead of `path`: 'toy' or 'module:function' returning (model, tokenizer), for tests/demos.",
     )
     dtype: Literal["float32", "bfloat16", "float16", "auto"] = Field(
-        "float32", description="Weights dtype on the learner; bfloat16 on GPUs, float32 on CPU."
+        "float32",
+        description="Compute dtype ('auto': the checkpoint's); bfloat16 on GPUs, float32 on CPU. "
+        "Trained weights and optimizer state stay float32 (a LoRA run's frozen base is held in it).",
     )
     lora: LoraConfig = Field(default_factory=LoraConfig)
     gradient_checkpointing: bool = Field(

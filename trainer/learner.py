@@ -5,6 +5,10 @@ for the whole mini-batch, so the gradient does not depend on how the batch
 was split. With `world_size > 1` (one learner per GPU) each rank takes every
 world_size-th item of a mini-batch and the gradients are summed with
 torch.distributed, giving the same update as one big learner.
+
+Forward passes run in the model's compute dtype (gym.models.device); the
+trainable weights and AdamW's state stay float32, and a model whose trainable
+weights are narrower is refused (AdamW would round small updates away).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 
 import torch
 
+from core.errors import ConfigError
+from gym.models.device import computing
 from trainer.batching import MicroBatch, micro_batches
 from trainer.config import TrainConfig
 from trainer.loss import LossStats, clipped_pg_loss, item_weights, token_logprobs
@@ -35,7 +41,7 @@ class Learner:
         self.rank, self.world_size = rank, world_size
         self.pad_id = tokenizer.pad_token_id or 0
         self.device = next(model.parameters()).device
-        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.params = _float32_trainable(model)
         opt = config.optim
         self.optimizer = torch.optim.AdamW(
             self.params, lr=opt.lr, betas=opt.betas, eps=opt.eps, weight_decay=opt.weight_decay
@@ -70,9 +76,10 @@ class Learner:
         width = batch.input_ids.shape[1]
         start = first_scored(batch.weights) - 1 if self._keeps_logits else 0
         kwargs = {"logits_to_keep": width - start} if self._keeps_logits else {}
-        out = self.model(
-            input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False, **kwargs
-        )
+        with computing(self.model):
+            out = self.model(
+                input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False, **kwargs
+            )
         logp = token_logprobs(out.logits, batch.input_ids[:, start:], self.config.sampling.temperature)
         return torch.nn.functional.pad(logp, (start, 0), value=0.0)
 
@@ -81,9 +88,10 @@ class Learner:
         if self.config.loss.kl_coef <= 0:
             return None
         if self.reference is not None:
-            out = self.reference(
-                input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
-            )
+            with computing(self.reference):
+                out = self.reference(
+                    input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
+                )
             return token_logprobs(out.logits, batch.input_ids, self.config.sampling.temperature)
         with self.model.disable_adapter():
             return self._logprobs(batch)
@@ -95,7 +103,7 @@ class Learner:
         size = self.config.update.micro_batch_size
         for start in range(0, len(items), size):
             chunk = items[start : start + size]
-            batch = next(micro_batches(chunk, [1.0] * len(chunk), size, self.pad_id)).to(self.device)
+            batch = next(micro_batches(chunk, [1.0] * len(chunk), size, self.pad_id, self.device))
             logp = self._logprobs(batch).cpu()
             for row, item in enumerate(chunk):
                 s = item.sample
@@ -140,8 +148,9 @@ class Learner:
         self.optimizer.zero_grad(set_to_none=False)
         stats, loss_sum = LossStats(), 0.0
         size = self.config.update.micro_batch_size
-        for batch in micro_batches([items[i] for i in mine], [weights[i] for i in mine], size, self.pad_id):
-            batch = batch.to(self.device)
+        for batch in micro_batches(
+            [items[i] for i in mine], [weights[i] for i in mine], size, self.pad_id, self.device
+        ):
             loss, batch_stats = clipped_pg_loss(
                 self._logprobs(batch),
                 batch.old_logprobs,
@@ -181,6 +190,23 @@ class Learner:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+
+
+def _float32_trainable(model: Any) -> list[torch.nn.Parameter]:
+    """The trainable parameters, refused (ConfigError) if one is narrower than float32: AdamW would
+    round updates smaller than its precision away (lr 1e-6 on bfloat16 weights changes well under 1 %
+    of them). trainer.model.load_policy keeps them float32 and computes in model.dtype."""
+    params = []
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        if param.is_floating_point() and torch.finfo(param.dtype).bits < 32:
+            raise ConfigError(
+                f"trainable parameter {name} is {str(param.dtype).removeprefix('torch.')}: the optimizer "
+                "needs float32 weights (load the model with load_policy; model.dtype sets the compute dtype)"
+            )
+        params.append(param)
+    return params
 
 
 def accepts_logits_to_keep(model: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Everything in one process: the learner's model doubles as the transformers sampler's model.
+"""Everything in one process: a sampler that shares the model (`hf`) generates with the learner's own.
 
 `build_trainer` is the entry point used by `egym train`; with `ray.enabled`
 it hands over to trainer.distributed.
@@ -17,7 +17,7 @@ from trainer.learner import Learner, combine_stats
 from trainer.loop import GRPOTrainer
 from trainer.model import load_policy
 from trainer.rollouts.base import RolloutSource, build_source
-from trainer.samplers.base import Sampler, WeightUpdate
+from trainer.samplers.base import Sampler, WeightUpdate, build_sampler
 from trainer.samples import Group, TrainItem
 from trainer.seeding import seed_everything
 
@@ -64,16 +64,6 @@ class LocalRollouts:
         self.sampler.sync(update)
 
 
-def build_sampler(config: TrainConfig, model: Any, tokenizer: Any) -> Sampler:
-    """The configured sampler; the transformers one shares the learner's model object."""
-    from trainer.registry import SAMPLERS
-
-    cls = SAMPLERS.load(config.sampler.backend)
-    if config.sampler.backend == "hf":
-        return cls(model, tokenizer)
-    return cls(config, tokenizer)
-
-
 def build_trainer(config: TrainConfig) -> GRPOTrainer:
     """A ready-to-run trainer for `config` (local, or on Ray when `ray.enabled`)."""
     if config.ray.enabled:
@@ -84,7 +74,7 @@ def build_trainer(config: TrainConfig) -> GRPOTrainer:
     model, tokenizer = load_policy(config.model, config.seed)
     source = build_source(config, tokenizer)
     train_tasks, eval_tasks = split_tasks(source, config)
-    sampler = build_sampler(config, model, tokenizer)
+    sampler = build_sampler(config, tokenizer, model)
     return GRPOTrainer(
         config,
         rollouts=LocalRollouts(source, sampler),

@@ -1,4 +1,11 @@
-"""Load the policy being trained: from a path or a builder, optionally wrapped in a LoRA adapter."""
+"""Load the policy being trained: from a path or a builder, optionally wrapped in a LoRA adapter.
+
+`model.dtype` is the compute dtype. A full fine-tune keeps float32 weights, the
+master copy AdamW updates (on bfloat16 weights an lr-1e-6 update mostly rounds
+away), and computes in `model.dtype` under autocast (gym.models.device). A LoRA
+run keeps its frozen base in `model.dtype` and its adapter in float32 (peft's
+default). float16 runs without loss scaling: prefer bfloat16.
+"""
 
 from __future__ import annotations
 
@@ -7,38 +14,40 @@ from typing import Any
 import torch
 
 from core.errors import ConfigError
+from gym.models.device import best_device, set_compute_dtype
 from trainer.config import LoraConfig, ModelConfig
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "auto": "auto"}
 
 
-def default_device() -> torch.device:
-    return (
-        torch.device("cuda", torch.cuda.current_device())
-        if torch.cuda.is_available()
-        else torch.device("cpu")
-    )
-
-
 def load_policy(config: ModelConfig, seed: int, device: torch.device | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) ready to train: dropout off, LoRA applied if configured, on `device`."""
-    model, tokenizer = _load_base(config, seed)
+    """(model, tokenizer) ready to train: dropout off, LoRA applied if configured, on `device` (default:
+    the GPU when there is one), computing in `config.dtype`."""
+    full = not config.lora.enabled
+    # "auto" loads the checkpoint's own dtype (the compute dtype), which a full fine-tune upcasts exactly
+    load_dtype = torch.float32 if full and config.dtype != "auto" else DTYPES[config.dtype]
+    model, tokenizer = _load_base(config, seed, load_dtype)
+    compute = next(model.parameters()).dtype if config.dtype == "auto" else DTYPES[config.dtype]
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     _disable_dropout(model)
-    if config.lora.enabled:
+    if full:
+        model.float()
+    else:
         model = _with_lora(model, config.lora, seed)
+    if compute != torch.float32:
+        set_compute_dtype(model, compute)
     if config.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if config.lora.enabled:
             model.enable_input_require_grads()
-    return model.to(device or default_device()), tokenizer
+    return model.to(device or best_device()), tokenizer
 
 
 def load_tokenizer(config: ModelConfig, seed: int) -> Any:
     """Only the tokenizer (for processes that render prompts but hold no weights)."""
     if config.builder:
-        return _load_base(config, seed)[1]
+        return _load_base(config, seed, "auto")[1]
     from transformers import AutoTokenizer
 
     try:
@@ -64,19 +73,20 @@ def model_source(path: str) -> str:
     return path
 
 
-def _load_base(config: ModelConfig, seed: int) -> tuple[Any, Any]:
+def _load_base(config: ModelConfig, seed: int, dtype: torch.dtype | str) -> tuple[Any, Any]:
+    """The model in `dtype` ('auto': as the checkpoint or builder has it) and its tokenizer."""
     if config.builder:
         from trainer.registry import MODEL_BUILDERS
 
         model, tokenizer = MODEL_BUILDERS.load(config.builder)(seed)
-        return model.to(DTYPES[config.dtype]) if config.dtype != "auto" else model, tokenizer
+        return model.to(dtype) if dtype != "auto" else model, tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source = model_source(config.path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=config.trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=DTYPES[config.dtype], trust_remote_code=config.trust_remote_code
+            source, dtype=dtype, trust_remote_code=config.trust_remote_code
         )
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -26,6 +26,7 @@ from pydantic import Field, ValidationError
 from core.errors import ConfigError
 from core.overrides import apply_overrides, read_yaml
 from core.validation import describe_validation_error
+from gym.models.device import best_device, computing
 from trainer.config import ModelConfig, _Section
 
 
@@ -84,22 +85,17 @@ def _batch_loss(
     """
     width = max(len(ids) for ids, _ in batch)
     keep = max(len(ids) - start for ids, start in batch)
-    input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-    labels = torch.full((len(batch), width), -100, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, (ids, start) in enumerate(batch):
-        offset = width - len(ids)
-        input_ids[row, offset:] = torch.tensor(ids)
-        labels[row, offset + start :] = torch.tensor(ids[start:])
-        attention[row, offset:] = 1
+    input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in batch], device=device)
+    labels = torch.tensor(
+        [[-100] * (width - len(ids) + start) + ids[start:] for ids, start in batch], device=device
+    )
+    attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in batch], device=device)
     positions = (attention.cumsum(-1) - 1).clamp(min=0)
-    logits = model(
-        input_ids=input_ids.to(device),
-        attention_mask=attention.to(device),
-        position_ids=positions.to(device),
-        logits_to_keep=keep + 1,
-    ).logits[:, :-1]  # positions width-keep-1 .. width-2 predict the last `keep` tokens
-    targets = labels[:, width - keep :].to(device)
+    with computing(model):
+        logits = model(
+            input_ids=input_ids, attention_mask=attention, position_ids=positions, logits_to_keep=keep + 1
+        ).logits[:, :-1]  # positions width-keep-1 .. width-2 predict the last `keep` tokens
+    targets = labels[:, width - keep :]
     loss = torch.nn.functional.cross_entropy(
         logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-100, reduction="sum"
     )
@@ -111,12 +107,12 @@ def run_sft(
 ) -> list[dict[str, Any]]:
     """Fine-tune, write metrics.jsonl and `<output_dir>/model`; returns every step's record."""
     from gym.sft import read_dataset
-    from trainer.model import default_device, load_policy
+    from trainer.model import load_policy
 
     if config.threads:
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    device = default_device()
+    device = best_device()
     model, tokenizer = load_policy(config.model, config.seed, device)
     examples = read_dataset(Path(config.data), tokenizer)
     sequences = _sequences(examples, config.max_length)

@@ -54,6 +54,9 @@ def serve(
     max_tokens: int = typer.Option(
         512, "--max-tokens", min=1, help="Completion length when a request sets no max_tokens."
     ),
+    device: str | None = typer.Option(
+        None, "--device", help="cpu, cuda, cuda:1, ...; default: the GPU when there is one, else the CPU."
+    ),
 ) -> None:
     """Serve a local model over OpenAI's chat API (/v1/chat/completions, /v1/models), as the hf policy runs it."""
     import uvicorn
@@ -61,7 +64,7 @@ def serve(
     from gym.cli.errors import stderr
     from gym.interop.openai_server import OpenAIServer
 
-    server = OpenAIServer(ref, name=ref, max_tokens=max_tokens)
+    server = OpenAIServer(ref, name=ref, max_tokens=max_tokens, device=device)
     stderr.print(
         f"egym model {ref!r} on http://{host}:{port}/v1 (OpenAI chat completions); Ctrl-C to stop",
         highlight=False,

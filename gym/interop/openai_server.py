@@ -64,8 +64,9 @@ class OpenAIServer:
     clients ask for (the engine's path is accepted too).
     """
 
-    def __init__(self, model: Any, *, name: str, max_tokens: int = 512) -> None:
-        self.base = HFPolicy(model)  # loads the shared engine once; requests copy its settings
+    def __init__(self, model: Any, *, name: str, max_tokens: int = 512, device: str | None = None) -> None:
+        # loads the shared engine once (on `device`, by default the GPU if any); requests copy its settings
+        self.base = HFPolicy(model, device=device)
         self.name, self.max_tokens = name, max_tokens
 
     def app(self) -> Starlette:

@@ -18,6 +18,10 @@ engine runs one background thread that owns the model:
 model folder. A trainer wraps its own model (`Engine(model, tokenizer)`) and
 calls `reload()` after each optimizer step: cached prefixes are dropped since
 they were computed with the old weights.
+
+Every tensor the engine makes is on the model's device, and its forward passes
+run in the model's compute dtype (gym.models.device), so a trainer's model
+computes alike in the engine and in the learner.
 """
 
 from __future__ import annotations
@@ -123,12 +127,21 @@ class Engine:
     _shared_lock = threading.Lock()
 
     @classmethod
-    def shared(cls, path: str, *, dtype: str = "float32", threads: int | None = None) -> Engine:
-        """The process's engine for the model folder at `path` (loaded on first use)."""
-        key = (str(path), dtype)
+    def shared(
+        cls, path: str, *, dtype: str = "float32", device: str | None = None, threads: int | None = None
+    ) -> Engine:
+        """The process's engine for the model folder at `path` (loaded on first use).
+
+        `device`: 'cpu', 'cuda', 'cuda:1', ...; by default the GPU when there is one, else the CPU.
+        """
+        from gym.models.device import parse_device
+
+        where = parse_device(device)
+        key = (str(path), dtype, str(where))
         with cls._shared_lock:
             if key not in cls._shared:
-                cls._shared[key] = cls(*load_model(path, dtype=dtype), threads=threads, name=str(path))
+                model, tokenizer = load_model(path, dtype=dtype, device=where)
+                cls._shared[key] = cls(model, tokenizer, threads=threads, name=str(path))
             elif threads:
                 cls._shared[key].threads = threads
             return cls._shared[key]
@@ -152,7 +165,10 @@ class Engine:
             raise PolicyError(
                 f"the prompt has {len(prompt_ids)} tokens; {self.name} reads at most {self.window}"
             )
-        generator = self._torch.Generator().manual_seed(secrets.randbits(63) if seed is None else seed)
+        # a CPU generator whatever the model's device: a seed draws the same uniforms everywhere
+        generator = self._torch.Generator(device="cpu").manual_seed(
+            secrets.randbits(63) if seed is None else seed
+        )
         request = Request(list(prompt_ids), params, generator, processor)
         self._inbox.put(request)
         return request
@@ -232,7 +248,7 @@ class Engine:
             chunk = prompt[chunk_start : chunk_start + PREFILL_CHUNK]
             ids = torch.tensor([chunk], device=self.device)
             positions = torch.arange(chunk_start, chunk_start + len(chunk), device=self.device)[None]
-            out = self.model(
+            out = self._forward(
                 input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1
             )  # only the last position's logits are needed
             logits = out.logits[:, -1]
@@ -297,7 +313,7 @@ class Engine:
         self._mask = torch.cat(
             [self._mask, torch.ones((len(rows), 1), dtype=torch.bool, device=self.device)], 1
         )
-        out = self.model(
+        out = self._forward(
             input_ids=ids,
             attention_mask=self._mask.long(),
             position_ids=positions,
@@ -307,6 +323,12 @@ class Engine:
         )
         self.stats["steps"] += 1
         self._accept(list(rows), out.logits[:, -1])
+
+    def _forward(self, **inputs: Any) -> Any:
+        from gym.models.device import computing
+
+        with computing(self.model):
+            return self.model(**inputs)
 
     def _accept(self, rows: list[Request], logits: Any) -> None:
         """Sample one token for each of `rows` (whose logits these are), then retire the finished ones."""
@@ -324,10 +346,12 @@ class Engine:
                 for j, i in enumerate(members):
                     if rows[i].processor is not None:
                         block[j] = rows[i].processor(rows[i].generated, block[j])
-            uniforms = torch.stack([torch.rand((), generator=rows[i].generator) for i in members])
+            uniforms = torch.stack(
+                [torch.rand((), generator=rows[i].generator, device="cpu") for i in members]
+            ).to(block.device)
             tokens, logprobs = sample(block, params, uniforms, model_logits=raw)
-            for j, i in enumerate(members):
-                chosen[i] = (int(tokens[j]), float(logprobs[j]))
+            for i, token, logprob in zip(members, tokens.tolist(), logprobs.tolist(), strict=True):
+                chosen[i] = (token, logprob)
         finished: list[tuple[Request, str]] = []
         for i, request in enumerate(rows):
             token, logprob = chosen[i]
@@ -431,8 +455,8 @@ def _end_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def load_model(path: str, *, dtype: str = "float32") -> tuple[Any, Any]:
-    """A transformers model folder as (model, tokenizer), on the CPU, ready for inference."""
+def load_model(path: str, *, device: Any, dtype: str = "float32") -> tuple[Any, Any]:
+    """A transformers model folder as (model, tokenizer), on `device`, ready for inference."""
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -450,7 +474,7 @@ def load_model(path: str, *, dtype: str = "float32") -> tuple[Any, Any]:
     except (OSError, ValueError) as exc:
         raise PolicyError(f"cannot load the model at '{path}': {str(exc).splitlines()[0]}") from None
     log.info("loaded %s in %.1fs", path, time.monotonic() - started)
-    return model.eval(), tokenizer
+    return model.to(device).eval(), tokenizer
 
 
 def default_threads() -> int:

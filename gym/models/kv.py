@@ -103,7 +103,7 @@ def join(caches: Sequence[Cache]) -> Cache:
 
 def select(cache: Cache, rows: Sequence[int], start: int = 0, end: int | None = None) -> Cache:
     """A copy of some rows, positions [start, end)."""
-    index = torch.tensor(list(rows), dtype=torch.long)
+    index = torch.tensor(list(rows), dtype=torch.long, device=cache.layers[0].keys.device)
     return from_tensors(
         [
             (

@@ -19,7 +19,7 @@ from gym.policies.base import CountsTokens, Policy, Summarizes
 POLICIES = Registry("policy", "egym.policies", error=PolicyError)
 POLICIES.register("openai", "gym.policies.openai_chat:OpenAIPolicy")
 POLICIES.register("hf", "gym.policies.hf:HFPolicy", extra="train")
-POLICIES.register("vllm", "gym.policies.vllm_engine:VLLMPolicy", extra="gpu")
+POLICIES.register("vllm", "gym.policies.vllm:VLLMPolicy", extra="gpu")
 POLICIES.register("oracle", "gym.policies.oracle:OraclePolicy")
 POLICIES.register("null", "gym.policies.null:NullPolicy")
 # Scripted reward hacks that `egym validate` runs against every rubric (gym/policies/cheats.py).

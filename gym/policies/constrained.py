@@ -150,7 +150,8 @@ class ToolCallProcessor:
             return logits
         self.matcher.fill_next_token_bitmask(self.bitmask)
         masked = logits.clone()[None]
-        xgr.apply_token_bitmask_inplace(masked, self.bitmask)
+        # xgrammar fills its mask on the CPU; applying it needs the logits' device
+        xgr.apply_token_bitmask_inplace(masked, self.bitmask.to(masked.device))
         return masked[0]
 
     def _call_closed(self, generated: list[int]) -> bool:

@@ -1,6 +1,8 @@
-"""`hf`: a local transformers model on the CPU, served by the process's shared engine (gym.models.engine).
+"""`hf`: a local transformers model, served by the process's shared engine (gym.models.engine).
 
     egym rollout tasks/acme/overdue-invoices --policy hf --model smollm2
+
+The model runs on the GPU when there is one, else on the CPU (`--option device=cpu` chooses).
 
 `model` is a bundled name (`smollm2`), a model folder or a GGUF file
 (gym.models.store), or an Engine the caller owns (the trainer's). Every policy
@@ -36,6 +38,7 @@ class HFPolicy:
         top_k: int = 0,
         max_new_tokens: int = 512,
         dtype: str = "float32",
+        device: str | None = None,
         threads: int | None = None,
         seed: int | None = None,
         context_window: int | None = None,
@@ -46,6 +49,7 @@ class HFPolicy:
     ):
         """Sampling defaults to the model's generation_config, else temperature 0.7 and top_p 0.95.
 
+        `device`: where a model loaded here runs ('cpu', 'cuda', 'cuda:1'); by default the GPU if any.
         `seed`: each turn's randomness derives from it (reproducible episodes given the same tool outputs).
         `constrained`: a tool call, once started, is decoded under its JSON grammar (gym.policies.constrained).
         `tool_choice`: "first" makes the first turn a tool call (OpenAI's "required", for one turn);
@@ -59,7 +63,7 @@ class HFPolicy:
         self.engine = (
             model
             if isinstance(model, Engine)
-            else Engine.shared(str(resolve_model(model)), dtype=dtype, threads=threads)
+            else Engine.shared(str(resolve_model(model)), dtype=dtype, device=device, threads=threads)
         )
         self.tokenizer = self.engine.tokenizer
         if not getattr(self.tokenizer, "chat_template", None):

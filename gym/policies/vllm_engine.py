@@ -1,131 +1,170 @@
-"""`vllm`: an in-process vLLM engine on a GPU node, for fast batch rollouts of local models.
+"""vLLM, written once: an in-process `vllm.LLM` on a GPU node, for the `vllm` policy and the trainer's sampler.
 
-vLLM is imported when the policy is built, never at import of the gym. The
-engine is vLLM's async engine, so the turns of all concurrent episodes are
-batched together by vLLM's scheduler. Prompts are rendered here with the
-model's chat template (gym.policies.chat_render), so every turn carries the
-exact prompt token ids, the sampled token ids and each sampled token's logprob.
+Never run: vLLM cannot be installed on the machines this was written on, so
+only its shape is tested, against a stand-in of vLLM's documented API
+(tests/gym/vllm_standin.py).
 
-Logprobs: the engine is built with `logprobs_mode="processed_logprobs"`
-(after temperature scaling), the quantity the GRPO learner recomputes. Pass
-your own `engine` (e.g. one shared by several policies) to choose otherwise.
+Only the documented offline API is used: `LLM(model, **engine_args)`,
+`LLM.generate` on token-id prompts with one `SamplingParams` per prompt
+(`logprobs=0`: the sampled token's own logprob), `LoRARequest` for adapters,
+and `LLM.collective_rpc` + `reset_prefix_cache` for new weights. vLLM is
+imported when an engine is built, never at import of the gym.
+
+Logprobs are taken after temperature scaling (`logprobs_mode=
+"processed_logprobs"`), the quantity the GRPO learner recomputes. The offline
+engine batches within one `generate` call, not across threads, so one thread
+serves every caller: what is queued while a batch runs goes out together in
+the next. Results have the transformers engine's shape (gym.models.engine).
 """
 
 from __future__ import annotations
 
-import uuid
+import os
+import queue
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from core.errors import PolicyError
-from core.trajectory import AssistantTurn, Message
-from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_token_ids
+from gym.models.engine import Generation
+from gym.models.sampling import SamplingParams
 
 
-class VLLMPolicy:
-    name = "vllm"
+@dataclass
+class Prompt:
+    """`n` completions of `token_ids`, sampled from `seed` (None: fresh randomness)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        engine: Any = None,
-        tokenizer: Any = None,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_tokens: int = 1024,
-        seed: int | None = None,
-        context_window: int | None = None,
-        engine_args: dict[str, Any] | None = None,
-        lora_path: str | None = None,
-        template_kwargs: dict[str, Any] | None = None,
-    ):
-        """`model`: hub id or folder. `engine_args`: vllm.AsyncEngineArgs fields (gpu_memory_utilization, ...).
+    token_ids: list[int]
+    n: int = 1
+    seed: int | None = None
 
-        `lora_path`: serve a LoRA adapter on top of the model (the engine is built with enable_lora).
+
+@dataclass
+class _Pending:
+    prompt: Prompt
+    sampling: Any  # vllm.SamplingParams
+    future: Future[list[Generation]]
+
+
+class VLLMEngine:
+    def __init__(self, model: str, **engine_args: Any) -> None:
+        """`model`: hub id or folder; `engine_args`: `vllm.LLM` keywords (dtype, enable_lora, max_model_len, ...).
+
+        Raises ImportError when vLLM is not installed: each caller says what to do instead.
         """
-        try:
-            from transformers import AutoTokenizer
-            from vllm import AsyncEngineArgs, AsyncLLMEngine, SamplingParams
-        except ImportError as exc:
-            raise PolicyError(
-                f"vllm policy needs vLLM on a GPU node: {exc} (pip install 'enterprise-gym[gpu]'); "
-                "on CPU use the hf policy"
-            ) from None
-        self.model = model
-        self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
-        if engine is None:
-            args = {
-                "model": model,
-                "logprobs_mode": "processed_logprobs",
-                "enable_lora": lora_path is not None,
-                **(engine_args or {}),
-            }
-            engine = AsyncLLMEngine.from_engine_args(AsyncEngineArgs(**args))
-        self.engine = engine
-        self.stop_ids = stop_token_ids(self.tokenizer)
-        self.sampling = SamplingParams(
-            temperature=temperature,
-            top_p=top_p,
-            max_tokens=max_tokens,
-            seed=seed,
-            logprobs=0,
-            stop_token_ids=self.stop_ids,
-            skip_special_tokens=False,
-        )
-        self.context_window = context_window or (engine_args or {}).get("max_model_len")
-        self.template_kwargs = template_kwargs or {}
-        self.lora_request = None
-        if lora_path:
-            self.load_adapter(lora_path)
+        if engine_args.get("tensor_parallel_size", 1) == 1:
+            # One GPU: keep the engine in this process, so new weights are plain tensor copies.
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        from vllm import LLM
 
-    def load_adapter(self, path: str, version: int = 1) -> None:
-        """Serve the LoRA adapter in `path` from now on; use a new `version` for each new adapter."""
+        self.name = model
+        self.window: int | None = engine_args.get("max_model_len")
+        self.llm = LLM(model=model, **{"logprobs_mode": "processed_logprobs", **engine_args})
+        self.lora_request: Any = None
+        self._queue: queue.Queue[list[_Pending]] = queue.Queue()
+        self._lock = threading.Lock()  # a batch or a weight change, never both at once
+        threading.Thread(target=self._serve, name=f"egym-vllm-{model}", daemon=True).start()
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.llm.get_tokenizer()
+
+    def submit(
+        self, prompts: Sequence[Prompt], params: SamplingParams, *, stop_ids: Sequence[int] = ()
+    ) -> list[Future[list[Generation]]]:
+        """Queue the prompts together (they share a batch); each future resolves to its `n` Generations."""
+        from vllm import SamplingParams as VLLMSamplingParams
+
+        pending = [
+            _Pending(
+                prompt,
+                VLLMSamplingParams(
+                    n=prompt.n,
+                    seed=prompt.seed,
+                    temperature=params.temperature,
+                    top_p=params.top_p,
+                    top_k=params.top_k or -1,  # vLLM's "off"
+                    max_tokens=params.max_new_tokens,
+                    stop=list(params.stop) or None,
+                    include_stop_str_in_output=True,  # as the transformers engine: the stop string is kept
+                    stop_token_ids=list(stop_ids) or None,
+                    logprobs=0,
+                ),
+                Future(),
+            )
+            for prompt in prompts
+        ]
+        self._queue.put(pending)
+        return [p.future for p in pending]
+
+    def use_adapter(self, path: str, adapter_id: int) -> None:
+        """Serve the LoRA adapter in `path` from the next batch on.
+
+        `adapter_id` must be > 0 and new for each new adapter, or vLLM keeps serving the one it cached.
+        """
         from vllm.lora.request import LoRARequest
 
-        self.lora_request = LoRARequest(f"egym-adapter-v{version}", version, path)
+        with self._lock:
+            self.lora_request = LoRARequest(f"egym-{adapter_id}", adapter_id, path)
 
-    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
-        return len(render_prompt_ids(self.tokenizer, messages, tools, self.template_kwargs))
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Copy (name, tensor) pairs into the engine's model in place, then drop the KV cached with the old ones."""
+        weights = list(weights)
+        with self._lock:
+            self.llm.collective_rpc(_load_weights, args=(weights,))
+            self.llm.reset_prefix_cache()
 
-    async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
-        from vllm.inputs import TokensPrompt
+    def _serve(self) -> None:
+        while True:
+            batch = self._queue.get()
+            while not self._queue.empty():
+                batch += self._queue.get_nowait()
+            batch = [p for p in batch if p.future.set_running_or_notify_cancel()]  # skip callers gone
+            if batch:
+                self._run(batch)
 
-        prompt_ids = render_prompt_ids(self.tokenizer, messages, tools, self.template_kwargs)
-        final = None
-        async for output in self.engine.generate(
-            TokensPrompt(prompt_token_ids=prompt_ids),
-            self.sampling,
-            request_id=uuid.uuid4().hex,
-            lora_request=self.lora_request,
-        ):
-            final = output
-        if final is None or not final.outputs:
-            raise PolicyError(f"vllm policy ({self.model}): the engine returned no output")
-        return turn_from_output(
-            self.tokenizer,
-            prompt_ids,
-            final.outputs[0],
-            self.stop_ids,
-            [t["function"]["name"] for t in tools],
-        )
+    def _run(self, batch: list[_Pending]) -> None:
+        try:
+            with self._lock:
+                outputs = self.llm.generate(
+                    [{"prompt_token_ids": p.prompt.token_ids} for p in batch],  # vllm.inputs.TokensPrompt
+                    [p.sampling for p in batch],
+                    use_tqdm=False,
+                    lora_request=self.lora_request,
+                )
+            results = [
+                [generation(c, len(p.prompt.token_ids)) for c in out.outputs]
+                for p, out in zip(batch, outputs, strict=True)
+            ]
+        except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+            error = PolicyError(f"{self.name}: vLLM generation failed: {type(exc).__name__}: {exc}")
+            for p in batch:
+                p.future.set_exception(error)
+            return
+        for p, result in zip(batch, results, strict=True):
+            p.future.set_result(result)
 
 
-def turn_from_output(
-    tokenizer: Any,
-    prompt_ids: list[int],
-    completion: Any,
-    stop_ids: list[int],
-    tool_names: list[str] | None = None,
-) -> AssistantTurn:
-    """A vLLM CompletionOutput (token_ids, logprobs: one {token_id: Logprob} per position) as a turn."""
-    token_ids = list(completion.token_ids)
-    entries = completion.logprobs or []
+def _load_weights(worker: Any, weights: list[tuple[str, Any]]) -> None:
+    """Runs on each vLLM worker (collective_rpc hands it the worker first).
+
+    `model_runner.model.load_weights` is vLLM's internal path, not its documented API (verl and
+    OpenRLHF sync weights the same way): the first thing to check on a real GPU.
+    """
+    worker.model_runner.model.load_weights(weights=weights)
+
+
+def generation(output: Any, prompt_tokens: int = 0) -> Generation:
+    """A vLLM CompletionOutput (token_ids; logprobs: one {token_id: Logprob} per token) as a Generation."""
+    token_ids = list(output.token_ids)
+    entries = output.logprobs or []
     if len(entries) != len(token_ids):
         raise PolicyError(
             f"vllm returned {len(entries)} logprob entries for {len(token_ids)} tokens; "
             "sampling must request logprobs=0"
         )
     logprobs = [entry[token].logprob for entry, token in zip(entries, token_ids, strict=True)]
-    return completion_turn(
-        tokenizer, prompt_ids, token_ids, logprobs, stop_ids, completion.finish_reason, tool_names
-    )
+    finish = "length" if output.finish_reason == "length" else "stop"
+    return Generation(token_ids, logprobs, finish, prompt_tokens)

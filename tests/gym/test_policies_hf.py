@@ -186,19 +186,3 @@ async def test_greedy_decoding_and_token_counting(tiny):
     )
     assert policy.count_tokens(messages, []) == len(first.prompt_token_ids)
     assert policy.context_window == 8192
-
-
-def test_vllm_outputs_become_turns_the_same_way(tiny):
-    """vLLM cannot run here; its CompletionOutput shape (token ids, one {id: Logprob} per token) can."""
-    from types import SimpleNamespace
-
-    from gym.policies.vllm_engine import turn_from_output
-
-    _, tokenizer = tiny
-    token_ids = tokenizer(TURN_1, add_special_tokens=False)["input_ids"]
-    entries = [{t: SimpleNamespace(logprob=-0.1 * i)} for i, t in enumerate(token_ids)]
-    output = SimpleNamespace(token_ids=token_ids, logprobs=entries, finish_reason="stop")
-    turn = turn_from_output(tokenizer, [1, 2], output, [tokenizer.eos_token_id])
-    assert turn.tool_calls[0].name == "bash" and turn.token_ids == token_ids
-    assert turn.logprobs == pytest.approx([-0.1 * i for i in range(len(token_ids))])
-    assert turn.prompt_token_ids == [1, 2] and turn.finish_reason == "stop"

@@ -59,7 +59,7 @@ def test_top_k_and_top_p_filtering():
 def test_sync_from_tensors_changes_generations(toy):
     model, tok = toy
     other, _ = build_toy_model(seed=4)
-    sampler = HFSampler(other, tok, shared=False)
+    sampler = HFSampler(other, tok)
     prompt = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
     params = SamplingConfig(max_new_tokens=5)
     (before,) = sampler.generate([Request(prompt, 4, 1)], params)

@@ -32,7 +32,7 @@ def _batch():
         TrainItem(Sample.from_turn([1, 5, 6, 7], [4, 2], [0.0] * 2), -1.0, 1),
         TrainItem(Sample([1, 5, 6, 7, 8, 10, 9, 11, 2], [0, 0, 0, 0, 0, 1, 0, 1, 1], [0.0] * 9), 0.5, 2),
     ]
-    return items, collate(items, [0.25] * len(items))
+    return items, collate(items, [0.25] * len(items), 0, "cpu")
 
 
 def test_first_scored_column():

@@ -4,7 +4,7 @@ Topology (docs/training.md has the picture and the GPU recipe):
 
     driver (this process: curriculum, metrics, checkpoint schedule)
       |-- RolloutWorker x ray.rollout_workers   CPU nodes with Docker: harness + sandboxes + grader
-      |-- SamplerServer x ray.samplers           GPU nodes: vLLM engines (only when sampler.backend != hf)
+      |-- SamplerServer x ray.samplers           GPU nodes: vLLM engines (only for a backend with its own engine)
       `-- LearnerWorker x ray.learners           GPU nodes: one per GPU, gradients all-reduced
 
 Groups are spread over the workers in contiguous chunks; each group carries
@@ -21,7 +21,7 @@ from core.errors import ConfigError
 from trainer.config import TrainConfig
 from trainer.learner import combine_stats
 from trainer.loop import GRPOTrainer
-from trainer.samplers.base import WeightUpdate
+from trainer.samplers.base import WeightUpdate, sampler_backend
 from trainer.samples import Group, Rollout, TrainItem
 
 
@@ -118,7 +118,7 @@ def build_ray_trainer(config: TrainConfig) -> GRPOTrainer:
     rc = config.ray
     data = config.model_dump(mode="json")
     samplers = []
-    if config.sampler.backend != "hf":
+    if not sampler_backend(config).shares_model:  # otherwise each rollout worker samples from its own copy
         server = ray.remote(SamplerServer).options(num_gpus=rc.sampler_gpus, num_cpus=1)
         samplers = [server.remote(data) for _ in range(rc.samplers)]
     worker = ray.remote(RolloutWorker).options(num_cpus=rc.worker_cpus, resources=rc.worker_resources or None)

@@ -1,10 +1,10 @@
 """The three actor classes of a Ray training run. Plain classes: `ray.remote` wraps them in driver.py.
 
-- RolloutWorker (CPU nodes with Docker): runs the rollout source. With the
-  transformers sampler it holds its own copy of the policy (weights arrive
-  as tensors after each step); with vLLM it renders prompts locally and asks
-  a SamplerServer for tokens.
-- SamplerServer (GPU nodes): one inference engine (vLLM), shared by workers.
+- RolloutWorker (CPU nodes with Docker): runs the rollout source. With a
+  sampler that shares the model (`hf`) it holds its own copy of the policy
+  (weights arrive as tensors after each step); with one that builds its own
+  engine (vLLM) it renders prompts locally and asks a SamplerServer for tokens.
+- SamplerServer (GPU nodes): one such engine, shared by workers.
 - LearnerWorker (GPU nodes): one per GPU; rank 0 saves checkpoints and
   publishes weights; gradients are summed across ranks with torch.distributed.
 """
@@ -59,12 +59,12 @@ class RolloutWorker:
 
             tokenizer = load_tokenizer(self.config.model, self.config.seed)
             self.sampler: Any = RemoteSampler(sampler_handles[index % len(sampler_handles)], tokenizer)
-        else:
+        else:  # the sampler shares the model: this worker's own copy
             from trainer.model import load_policy
-            from trainer.samplers.hf import HFSampler
+            from trainer.samplers.base import build_sampler
 
             model, tokenizer = load_policy(self.config.model, self.config.seed, torch.device("cpu"))
-            self.sampler = HFSampler(model, tokenizer, shared=False)
+            self.sampler = build_sampler(self.config, tokenizer, model)
         self.source = build_source(self.config, tokenizer)
 
     def tasks(self, split: str) -> list[Any]:
@@ -82,19 +82,14 @@ class RolloutWorker:
 
 
 class SamplerServer:
-    """One inference engine serving every worker's generate calls."""
+    """One inference engine (of a backend that builds its own) serving every worker's generate calls."""
 
     def __init__(self, config: dict[str, Any]) -> None:
-        from trainer.model import load_policy, load_tokenizer
-        from trainer.registry import SAMPLERS
+        from trainer.model import load_tokenizer
+        from trainer.samplers.base import build_sampler
 
         self.config = TrainConfig.model_validate(config)
-        cls = SAMPLERS.load(self.config.sampler.backend)
-        if self.config.sampler.backend == "hf":
-            model, tokenizer = load_policy(self.config.model, self.config.seed)
-            self.sampler = cls(model, tokenizer, shared=False)
-        else:
-            self.sampler = cls(self.config, load_tokenizer(self.config.model, self.config.seed))
+        self.sampler = build_sampler(self.config, load_tokenizer(self.config.model, self.config.seed))
 
     def generate(self, requests: Sequence[Request], params: Any) -> list[list[Completion]]:
         return self.sampler.generate(requests, params)

@@ -1,6 +1,7 @@
 """A gym Policy on any Sampler: the harness's chat rendering and tool-call parsing, the sampler's tokens.
 
-Used for engines the trainer owns (vLLM in process, a SamplerServer over Ray).
+Used where the engine is in another process (a SamplerServer over Ray); in
+process each sampler hands out the gym's own policy on its engine.
 The prompt is rendered with the same code as the `hf`/`vllm` policies
 (gym.policies.chat_render), so what the model saw is exactly the token ids
 recorded. Each turn samples with a seed derived from the rollout's seed and

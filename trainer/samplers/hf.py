@@ -14,34 +14,29 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gym.models.engine import Engine
-from gym.models.sampling import SamplingParams
-from trainer.samplers.base import Completion, Request, WeightUpdate
+from trainer.samplers.base import Completion, Request, WeightUpdate, engine_params
 from trainer.seeding import derive_seed
 from trainer.weights import import_weights
 
 if TYPE_CHECKING:
     from gym.policies.base import Policy
-    from trainer.config import SamplingConfig
-
-
-def engine_params(params: SamplingConfig) -> SamplingParams:
-    return SamplingParams(
-        temperature=params.temperature,
-        top_p=params.top_p,
-        top_k=params.top_k,
-        max_new_tokens=params.max_new_tokens,
-    )
+    from trainer.config import SamplingConfig, TrainConfig
 
 
 class HFSampler:
     """Samples from a transformers causal LM through one shared Engine."""
 
-    def __init__(self, model: Any, tokenizer: Any, *, shared: bool = True) -> None:
+    shares_model = True
+
+    def __init__(self, model: Any, tokenizer: Any) -> None:
         self.model = model
         self.tokenizer = tokenizer
-        self.shared = shared  # True: `model` is the learner's own object
         self.engine = Engine(model, tokenizer, max_batch=256)  # a step samples whole groups at once
         self.version = 0
+
+    @classmethod
+    def build(cls, config: TrainConfig, tokenizer: Any, model: Any) -> HFSampler:
+        return cls(model, tokenizer)
 
     def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:
         """All completions are queued at once; the engine batches them."""
