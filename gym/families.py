@@ -90,6 +90,11 @@ class Instance:
         ]
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
+    def question_digest(self) -> str:
+        """What the agent is given (prompt and initial state), not how it is graded: a rubric fix keeps it."""
+        content = [self.prompt, self.sql, self.chat, sorted(self.files.items())]
+        return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class Family:
@@ -110,7 +115,8 @@ class Family:
     def split_of(self, instance: Instance) -> Split:
         if self.split != "train":
             return self.split
-        return {8: "val", 9: "test"}.get(int(instance.digest()[:8], 16) % 10, "train")
+        # Keyed by the question, so editing a rubric never moves an instance between train and test.
+        return {8: "val", 9: "test"}.get(int(instance.question_digest()[:8], 16) % 10, "train")
 
 
 def family_level(task_key: str) -> tuple[str, int] | None:

@@ -145,28 +145,22 @@ def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_
     from grader.grade import Grade, ItemResult
 
     store = Store(str(tmp_path / "runs.db"))
-    keys = [
-        "acme/product-price-l0-s1",
-        "acme/product-price-l0-s4",
-        "acme/product-price-l0-s3",
-        "acme/q1-close",
-    ]
+    # Three train-split instances (a split follows an instance's content, so they are looked up, not named).
+    tasks = [t for t in resolve(["acme/product-price@0-19"], levels="0") if t.split == "train"][:3]
+    kept, failed, old = (t.key for t in tasks)
+    keys = [kept, failed, old, "acme/q1-close"]
     store.create_run("model-run", policy="hf", tasks=keys, samples=1)
     for row in store.add_rollouts("model-run", [(key, 0) for key in keys]):
         store.claim(row.id, "test")
-        good = row.task != "acme/product-price-l0-s4"
+        good = row.task != failed
         traj = trajectory().model_copy(update={"task": row.task})
-        if row.task == "acme/product-price-l0-s3":
+        if row.task == old:
             traj.meta = {}  # stored before tool schemas were recorded
         item = ItemResult(id="a", points=2, status="pass" if good else "fail", earned=2 if good else 0)
         grade = Grade(task=row.task, earned=item.earned, possible=2, normalized=item.earned / 2, items=[item])
         store.record(row.id, trajectory=traj, grade=grade, passed=good, seconds=1.0)
-    tasks = [
-        t
-        for t in resolve(["acme/product-price-l0-s1", "acme/product-price-l0-s4", "acme/product-price-l0-s3"])
-    ]
     collected = asyncio.run(collect(store, tasks, tokenizer, oracle=False, runs=["model-run"], min_score=0.8))
-    assert {e.task for e in collected.examples} == {"acme/product-price-l0-s1"}
+    assert {e.task for e in collected.examples} == {kept}
     assert all(e.source == "run:model-run" for e in collected.examples)
     reasons = " | ".join(collected.skipped.values())
     assert "scored 0% < 80%" in reasons and "stored before rollouts kept their tool schemas" in reasons
