@@ -17,13 +17,17 @@ to task.yaml (with its interval) only from at least `min_samples` complete
 grades: from 4 samples a 0/4 says little (its interval reaches 49%). A family's
 instances are measured together per level (`acme/product-price L0`) and the band is
 written to the family folder's bands.yaml, which every instance of that level carries.
+
+A band holds for the model it was measured with, so it is written under that model's key
+(gym.models.identity: `hf:smollm2@1a2b3c4d5e6f`, `openai:gpt-4o-mini@api.openai.com/v1`,
+`oracle`) beside other models' bands, with the policy, sample count, interval and date.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gym.tasks import Band, BandEvidence
@@ -80,6 +84,7 @@ class Calibration:
     low: float
     high: float
     band: Band | None
+    model: str = ""  # the model key the band is stored under (gym.models.identity)
 
     @property
     def confident(self) -> bool:
@@ -139,8 +144,12 @@ async def calibrate_run(
     progress=None,
 ) -> list[Calibration]:
     """Run (or resume) the calibration batch `req`, then compute each unit's band; save it when well measured."""
-    from gym.batch import run_batch
+    import datetime as dt
 
+    from gym.batch import run_batch
+    from gym.policies import model_key
+
+    model = model_key(req.policy, {**req.policy_options, **({"model": req.model} if req.model else {})})
     result = await run_batch(store, req, executor, progress)
     out = []
     for unit, tasks in calibration_units(req.tasks).items():
@@ -151,6 +160,7 @@ async def calibrate_run(
             if r.task in keys and r.status == "done" and r.reward is not None
         ]
         cal = calibrate_scores(unit, scores, tasks[0].pass_threshold, include_incomplete=include_incomplete)
+        cal = replace(cal, model=model)
         if write and cal.band is not None and cal.samples >= min_samples:
             policy = req.policy + (f" {req.model}" if req.model else "")
             evidence = BandEvidence(
@@ -158,29 +168,32 @@ async def calibrate_run(
                 interval=(cal.low, cal.high),
                 samples=cal.samples,
                 policy=policy,
+                date=dt.date.today(),
             )
-            _save(tasks, cal.band, evidence)
+            _save(tasks, model, cal.band, evidence)
         out.append(cal)
     return out
 
 
-def _save(tasks, band: Band, evidence: BandEvidence) -> None:
+def _save(tasks, model: str, band: Band, evidence: BandEvidence) -> None:
     from gym.families import families, family_level, save_family_band
     from gym.tasks import save_band
 
     parts = family_level(tasks[0].key)
     if parts is None:
-        save_band(tasks[0], band, evidence)
+        save_band(tasks[0], model, band, evidence)
         return
     world, name = parts[0].split("/")
-    save_family_band(families((Path("tasks") / world).resolve())[name], parts[1], band, evidence)
+    save_family_band(families((Path("tasks") / world).resolve())[name], parts[1], model, band, evidence)
 
 
 def calibration_table(results: list[Calibration], *, written: bool = False, min_samples: int = MIN_SAMPLES):
     """A rich table: samples, mean score, pass rate with its interval, band (and whether it was written)."""
     from rich.table import Table
 
-    title = "calibration" + (
+    models = sorted({c.model for c in results if c.model})
+    title = f"calibration of model {', '.join(models)}" if models else "calibration"
+    title += (
         f" (bands from >= {min_samples} samples written to task.yaml, family levels to families/bands.yaml)"
         if written
         else " (dry run: nothing written)"

@@ -48,7 +48,17 @@ import yaml
 
 from core.errors import TaskError
 from grader.claims import CHECK as CLAIM_CHECK
-from gym.tasks import Band, BandEvidence, Split, Task, discover_tasks, load_task, load_world
+from gym.tasks import (
+    Band,
+    BandEvidence,
+    Split,
+    Task,
+    band_entry,
+    bands_of,
+    discover_tasks,
+    load_task,
+    load_world,
+)
 
 INSTANCES = Path(".egym/instances")
 CACHE = Path(".egym/cache")
@@ -127,7 +137,10 @@ def family_level(task_key: str) -> tuple[str, int] | None:
 
 
 def family_bands(world_dir: Path) -> dict[str, dict[int, dict[str, Any]]]:
-    """The calibrated bands of a world's families: {family: {level: {band, calibration}}}."""
+    """The calibrated bands of a world's families: {family: {level: {model key: {band, calibration}}}}.
+
+    A level written before bands named their model (`{band, calibration}`) reads as model `unknown`'s.
+    """
     path = world_dir / "families" / BANDS_FILE
     if not path.is_file():
         return {}
@@ -136,17 +149,29 @@ def family_bands(world_dir: Path) -> dict[str, dict[int, dict[str, Any]]]:
     except yaml.YAMLError as exc:
         raise TaskError(f"{path}: not valid YAML: {exc}") from None
     return {
-        str(name): {int(level): entry for level, entry in levels.items()} for name, levels in data.items()
+        str(name): {
+            int(level): bands_of(entry) if "band" in entry else entry for level, entry in levels.items()
+        }
+        for name, levels in data.items()
     }
 
 
-def save_family_band(family: Family, level: int, band: Band, evidence: BandEvidence) -> None:
-    """Record a family level's calibrated band; its instances carry it from their next materialisation."""
+def save_family_band(family: Family, level: int, model: str, band: Band, evidence: BandEvidence) -> None:
+    """Record `model`'s band of a family level beside other models'; its instances carry them all from
+    their next materialisation."""
     path = family.world_dir / "families" / BANDS_FILE
     bands = family_bands(family.world_dir)
-    bands.setdefault(family.name, {})[level] = {"band": band, "calibration": evidence.model_dump(mode="json")}
-    text = "# Written by `egym calibrate`: the band of each family level, measured over its instances.\n"
-    text += yaml.safe_dump({name: dict(sorted(levels.items())) for name, levels in sorted(bands.items())})
+    bands.setdefault(family.name, {}).setdefault(level, {})[model] = band_entry(band, evidence)
+    text = "# Written by `egym calibrate`: each family level's band per model, measured over its instances.\n"
+    text += yaml.safe_dump(
+        {
+            name: {level: dict(sorted(models.items())) for level, models in sorted(levels.items())}
+            for name, levels in sorted(bands.items())
+        },
+        sort_keys=False,
+        default_flow_style=None,
+        width=120,
+    )
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     tmp.replace(path)
@@ -317,7 +342,11 @@ def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -
         **({"apps": instance.apps} if instance.apps is not None else {}),
         **({"limits": instance.limits} if instance.limits else {}),
         **({"initial_state": overlay} if overlay else {}),
-        **family_bands(family.world_dir).get(family.name, {}).get(level, {}),
+        **(
+            {"bands": bands}
+            if (bands := family_bands(family.world_dir).get(family.name, {}).get(level))
+            else {}
+        ),
     }
     files[folder / "task.yaml"] = yaml.safe_dump(task, sort_keys=False, allow_unicode=True).encode()
     files[folder / "solution" / "actions.yaml"] = yaml.safe_dump(

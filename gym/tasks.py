@@ -7,12 +7,11 @@ naming the file and the key, not a silently ignored field.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import TaskError
 from core.validation import describe_validation_error
@@ -91,7 +90,32 @@ class BandEvidence(_Strict):
     pass_rate: float = Field(ge=0, le=1)
     interval: tuple[float, float] = Field(description="Wilson 95% interval of the pass rate.")
     samples: int = Field(ge=1, description="Complete grades counted.")
-    policy: str = ""
+    policy: str = Field(
+        "", description="The policy and model as given to `egym calibrate`, e.g. 'hf smollm2'."
+    )
+    date: dt.date | None = Field(
+        None, description="When it was measured (None: before bands named their model)."
+    )
+
+
+class ModelBand(_Strict):
+    """One model's band of a task or family level, and its measurement."""
+
+    band: Band
+    calibration: BandEvidence | None = None
+
+
+UNKNOWN_MODEL = "unknown"  # the key of a band written before bands named their model (gym.models.identity)
+
+
+def bands_of(entry: dict) -> dict:
+    """The `bands:` of a task.yaml mapping or a bands.yaml level, reading an old single `band:`
+    (and its `calibration:`) as the band of model `unknown`: it still loads and shows, and no
+    trained model picks it up until it is recalibrated."""
+    bands = dict(entry.get("bands") or {})
+    if entry.get("band") is not None:
+        bands.setdefault(UNKNOWN_MODEL, {"band": entry["band"], "calibration": entry.get("calibration")})
+    return bands
 
 
 class Task(_Strict):
@@ -112,14 +136,25 @@ class Task(_Strict):
     limits: Limits = Field(default_factory=Limits)
     split: Split = "train"
     tags: list[str] = Field(default_factory=list)
-    band: Band | None = Field(None, description="Difficulty band, written by `egym calibrate`.")
-    calibration: BandEvidence | None = Field(None, description="The measurement behind `band`.")
+    bands: dict[str, ModelBand] = Field(
+        default_factory=dict,
+        description="Difficulty band per model key (gym.models.identity), written by `egym calibrate`.",
+    )
     pass_threshold: float = Field(0.8, ge=0, le=1, description="Normalized score counted as a pass.")
     solution: str = Field(
         "solution/actions.yaml", description="Reference solution replayed by the oracle policy."
     )
     system_prompt: str | None = Field(None, description="Overrides the harness's default system prompt.")
     path: Path = Field(Path("."), exclude=True, description="Folder holding task.yaml (set by the loader).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_band(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "band" in data:
+            data = {k: v for k, v in data.items() if k not in ("band", "calibration")} | {
+                "bands": bands_of(data)
+            }
+        return data
 
     @property
     def key(self) -> str:
@@ -186,17 +221,34 @@ def discover_tasks(*paths: str | Path) -> list[Task]:
     return [found[k] for k in sorted(found)]
 
 
-def save_band(task: Task, band: Band, evidence: BandEvidence) -> None:
-    """Write a calibrated band and its evidence back into task.yaml, leaving the rest of the file as it is."""
+def save_band(task: Task, model: str, band: Band, evidence: BandEvidence) -> None:
+    """Write `model`'s calibrated band and its evidence into task.yaml beside the other models' bands,
+    leaving the rest of the file as it is (an old single `band:` becomes model `unknown`'s)."""
     path = task.path / "task.yaml"
-    lines = path.read_text().splitlines()
-    kept = [line for line in lines if not line.startswith(("band:", "calibration:"))]
-    low, high = evidence.interval
-    kept.append(f"band: {band}")
-    kept.append(
-        f"calibration: {{pass_rate: {evidence.pass_rate:.3f}, interval: [{low:.3f}, {high:.3f}], "
-        f"samples: {evidence.samples}, policy: {json.dumps(evidence.policy)}}}"
+    bands = {key: entry.model_dump(mode="json") for key, entry in task.bands.items()}
+    bands[model] = band_entry(band, evidence)
+    kept, skipping = [], False
+    for line in path.read_text().splitlines():
+        if not line.startswith((" ", "\t")) and line.strip():  # a top-level key: its block starts here
+            skipping = line.startswith(("band:", "calibration:", "bands:"))
+        if not skipping:
+            kept.append(line)
+    text = (
+        "\n".join(kept).rstrip("\n")
+        + "\n"
+        + yaml.safe_dump(
+            {"bands": dict(sorted(bands.items()))}, sort_keys=False, default_flow_style=None, width=120
+        )
     )
     tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text("\n".join(kept) + "\n")
+    tmp.write_text(text)
     tmp.replace(path)
+
+
+def band_entry(band: Band, evidence: BandEvidence) -> dict[str, Any]:
+    """A model's band as task.yaml and bands.yaml store it, figures rounded to what they can tell."""
+    low, high = evidence.interval
+    rounded = evidence.model_copy(
+        update={"pass_rate": round(evidence.pass_rate, 3), "interval": (round(low, 3), round(high, 3))}
+    )
+    return ModelBand(band=band, calibration=rounded).model_dump(mode="json")

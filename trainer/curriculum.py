@@ -1,9 +1,11 @@
 """Which tasks each step trains on: weighted by difficulty band, moving up a family's levels as it learns.
 
-A task's band starts as its calibrated one (`egym calibrate`; a family instance carries its
-family level's band). The default weights favour the `target` band (20-50 % pass rate), where
-GRPO groups most often have mixed rewards and so carry a learning signal; too-hard tasks, whose
-groups are all zero, are left out.
+A task's band starts as its calibrated one for the model being trained (`egym calibrate` stores
+one band per model key, gym.models.identity; a family instance carries its family level's bands).
+A task with no band for that model is `unbanded`, and the run log says so once, naming the models
+that do have bands: a band measured on another model says little about this one. The default
+weights favour the `target` band (20-50 % pass rate), where GRPO groups most often have mixed
+rewards and so carry a learning signal; too-hard tasks, whose groups are all zero, are left out.
 
 As training goes on the curriculum watches the pass rate of each family level (and of each
 plain task) over its last `window` rollouts. Once `min_observed` rollouts are seen, that live
@@ -17,6 +19,7 @@ Sampling is reproducible from the seed and resumes exactly (the rng and the wind
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 from collections import deque
@@ -24,15 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.errors import ConfigError
+from gym.calibrate import band_for
 
-
-def _band(pass_rate: float) -> str:
-    """The cut-offs of gym.calibrate.band_for (the trainer does not import gym)."""
-    if pass_rate > 0.5:
-        return "too-easy"
-    if pass_rate >= 0.2:
-        return "target"
-    return "hard" if pass_rate >= 0.05 else "too-hard"
+log = logging.getLogger(__name__)
 
 
 def unit_of(task: Any) -> tuple[str, int | None]:
@@ -50,6 +47,7 @@ class Curriculum:
         band_weights: dict[str, float],
         seed: int,
         *,
+        model: str,
         promote_at: float = 0.5,
         window: int = 32,
         min_observed: int = 8,
@@ -57,7 +55,11 @@ class Curriculum:
         self.tasks = list(tasks)
         self.band_weights = band_weights
         self.promote_at, self.window, self.min_observed = promote_at, window, min_observed
+        self.model = model
         self.units = [unit_of(t) for t in self.tasks]
+        self.calibrated: list[str | None] = [
+            entry.band if (entry := t.bands.get(model)) is not None else None for t in self.tasks
+        ]
         self.index = {t.key: i for i, t in enumerate(self.tasks)}
         self.levels: dict[str, list[int]] = {}
         for name, level in self.units:
@@ -65,6 +67,8 @@ class Curriculum:
                 self.levels.setdefault(name, []).append(level)
         self.levels = {name: sorted(set(levels)) for name, levels in self.levels.items()}
         self.passes: dict[str, deque[bool]] = {}
+        if None in self.calibrated:
+            log.warning(self._unbanded_note())
         if not any(w > 0 for w in self.weights()):
             self._refuse()
         self.rng = random.Random(seed)
@@ -84,7 +88,7 @@ class Curriculum:
     def band(self, index: int) -> str:
         """The band task `index` is sampled by: its live one once observed enough, else its calibrated one."""
         rate = self.live_rate(self.units[index])
-        return _band(rate) if rate is not None else (self.tasks[index].band or "unbanded")
+        return band_for(rate) if rate is not None else (self.calibrated[index] or "unbanded")
 
     def weights(self) -> list[float]:
         out = []
@@ -150,15 +154,39 @@ class Curriculum:
         self.draws = state["draws"]
         self.passes = {key: deque(seen, maxlen=self.window) for key, seen in state.get("passes", {}).items()}
 
+    def _unbanded_note(self) -> str:
+        """Which tasks have no band for the trained model, and which models do have bands."""
+        missing = self.calibrated.count(None)
+        others: dict[str, int] = {}
+        for task in self.tasks:
+            for key in task.bands:
+                others[key] = others.get(key, 0) + 1
+        where = (
+            "bands exist for " + ", ".join(f"{key} ({n} tasks)" for key, n in sorted(others.items()))
+            if others
+            else "no task has a band for any model yet"
+        )
+        return (
+            f"curriculum: {missing} of {len(self.tasks)} training tasks have no band for model {self.model} "
+            f"and are sampled as unbanded; {where}. Calibrate this model: egym calibrate <tasks> --policy hf "
+            f"--model <model.path>"
+        )
+
     def _refuse(self) -> None:
         tasks = self.tasks
-        named = ", ".join(f"{t.key} ({t.band or 'unbanded'})" for t in tasks[:8]) or "(no tasks)"
+        named = (
+            ", ".join(
+                f"{t.key} ({band or 'unbanded'})" for t, band in zip(tasks[:8], self.calibrated, strict=False)
+            )
+            or "(no tasks)"
+        )
         more = f" and {len(tasks) - 8} more" if len(tasks) > 8 else ""
         folders = (
             " ".join(sorted({str(t.path) for t in tasks if getattr(t, "path", None)})[:3]) or "tasks/<world>"
         )
         raise ConfigError(
-            f"no training task has a band with weight > 0 in tasks.curriculum.band_weights: {named}{more}. "
-            f"Recalibrate with a policy that sometimes succeeds (egym calibrate {folders} --policy P "
-            f"--samples 8), or give those bands weight, e.g. tasks.curriculum.band_weights.too-hard=0.2"
+            f"no training task has a band with weight > 0 in tasks.curriculum.band_weights for model "
+            f"{self.model}: {named}{more}. Recalibrate with a policy that sometimes succeeds (egym calibrate "
+            f"{folders} --policy P --samples 8), or give those bands weight, e.g. "
+            f"tasks.curriculum.band_weights.too-hard=0.2"
         )

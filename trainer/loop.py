@@ -21,6 +21,7 @@ from trainer.checkpoint import find_resume
 from trainer.config import TrainConfig
 from trainer.curriculum import Curriculum
 from trainer.metrics import MetricsLog
+from trainer.model import model_key
 from trainer.samplers.base import WeightUpdate
 from trainer.samples import Group, Rollout, TrainItem
 from trainer.seeding import derive_seed
@@ -95,6 +96,7 @@ class GRPOTrainer:
             train_tasks,
             curriculum.band_weights,
             config.seed,
+            model=model_key(config.model),
             promote_at=curriculum.promote_at,
             window=curriculum.window,
             min_observed=curriculum.min_observed,

@@ -73,6 +73,13 @@ def model_source(path: str) -> str:
     return path
 
 
+def model_key(config: ModelConfig) -> str:
+    """The key this model's difficulty bands are stored under (gym.models.identity): what the curriculum reads."""
+    from gym.models.identity import local_model_key
+
+    return local_model_key(config.path) if config.path else f"builder:{config.builder}"
+
+
 def _load_base(config: ModelConfig, seed: int, dtype: torch.dtype | str) -> tuple[Any, Any]:
     """The model in `dtype` ('auto': as the checkpoint or builder has it) and its tokenizer."""
     if config.builder:

@@ -69,11 +69,14 @@ def build_toy_model(seed: int, *, hidden: int = 32, layers: int = 2) -> tuple[An
 
 @dataclass(frozen=True)
 class ToyTask:
-    """One prompt of the toy task; `band` is None (never calibrated)."""
+    """One prompt of the toy task."""
 
     key: str
     word: str
-    band: str | None = None
+
+    @property
+    def bands(self) -> dict[str, Any]:
+        return {}  # never calibrated: sampled as unbanded
 
 
 class ToyOptions(BaseModel):

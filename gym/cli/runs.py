@@ -331,7 +331,11 @@ def calibrate(
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
     run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
     include_incomplete: bool = typer.Option(False, "--include-incomplete", help="Count incomplete grades."),
-    write: bool = typer.Option(True, "--write/--dry-run", help="Write the band into each task.yaml."),
+    write: bool = typer.Option(
+        True,
+        "--write/--dry-run",
+        help="Write each band, under the model's key, into task.yaml (family levels: families/bands.yaml).",
+    ),
     min_samples: int = typer.Option(
         8, "--min-samples", min=1, help="Fewest complete grades to write a band from."
     ),
@@ -344,7 +348,7 @@ def calibrate(
     rollout_fn: str | None = ROLLOUT_FN,
     chat: str | None = CHAT,
 ) -> None:
-    """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band."""
+    """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band of the policy's model."""
     use_chat(chat)
     from gym.batch import BatchRequest
     from gym.batch.executors import make_executor

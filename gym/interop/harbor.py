@@ -168,7 +168,7 @@ def task_toml(task: Task, rubric: Rubric) -> str:
                 "split": task.split,
                 "pass_threshold": task.pass_threshold,
                 "judge_items": judged,  # graded as errors in the container: such a grade gives no reward
-                **({"band": task.band} if task.band else {}),
+                **({"bands": {key: entry.band for key, entry in task.bands.items()}} if task.bands else {}),
             },
         ),
         ("agent", {"timeout_sec": task.limits.time_limit_s, "user": "agent"}),
@@ -217,6 +217,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, dict):  # an inline table: TOML's `key = value`, not JSON's `key: value`
+        return "{" + ", ".join(f"{_toml_value(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -65,6 +65,15 @@ def check_options(name: str, options: dict[str, Any]) -> None:
             raise PolicyError(f"--option {key}: policy '{name}' takes no option '{key}'{closest(key, known)}")
 
 
+def model_key(name: str, options: dict[str, Any]) -> str:
+    """The model key (gym.models.identity) of the policy `name` built with `options` (`model` among them)."""
+    known = name in POLICIES.names() or ":" in name  # else a name only a custom --rollout-fn reads
+    key = getattr(POLICIES.load(name), "model_key", None) if known else None
+    if key is not None:
+        return key(options)
+    return f"{name}:{options['model']}" if options.get("model") else name
+
+
 def make_policy(name: str, *, task: Any = None, **options: Any) -> Policy:
     """Build a policy. `task` goes only to per-task policies (oracle); `options` to the constructor."""
     cls = POLICIES.load(name)
@@ -86,5 +95,6 @@ __all__ = [
     "Summarizes",
     "check_options",
     "make_policy",
+    "model_key",
     "policy_names",
 ]

@@ -29,6 +29,13 @@ from gym.policies.chat_render import completion_turn, render_prompt_ids, stop_st
 class HFPolicy:
     name = "hf"
 
+    @staticmethod
+    def model_key(options: dict[str, Any]) -> str:
+        """The weights' name and fingerprint (gym.models.identity)."""
+        from gym.models.identity import local_model_key
+
+        return local_model_key(options.get("model"))
+
     def __init__(
         self,
         model: Any = None,

@@ -39,8 +39,23 @@ def wire_name(name: str) -> str:
     return name.replace(".", "__")
 
 
+def endpoint(model: str | None, base_url: str | None) -> tuple[str, str]:
+    """The model and base URL a policy built with these options talks to ($OPENAI_MODEL, $OPENAI_BASE_URL)."""
+    model = model or os.environ.get("OPENAI_MODEL")
+    if not model:
+        raise PolicyError("openai policy: no model given; pass model=... or set OPENAI_MODEL")
+    return model, base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+
+
 class OpenAIPolicy:
     name = "openai"
+
+    @staticmethod
+    def model_key(options: dict[str, Any]) -> str:
+        """The endpoint's model name and base URL (gym.models.identity)."""
+        from gym.models.identity import endpoint_key
+
+        return endpoint_key(*endpoint(options.get("model"), options.get("base_url")))
 
     def __init__(
         self,
@@ -59,10 +74,7 @@ class OpenAIPolicy:
         tool_choice: Literal["auto", "first", "required"] = "auto",
     ):
         """`tool_choice`: "first" asks the server for a tool call on the first turn only ("required" always)."""
-        self.model = model or os.environ.get("OPENAI_MODEL")
-        if not self.model:
-            raise PolicyError("openai policy: no model given; pass model=... or set OPENAI_MODEL")
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.model, self.base_url = endpoint(model, base_url)
         self.client = openai.AsyncOpenAI(
             base_url=self.base_url,
             timeout=timeout_s,

@@ -25,6 +25,13 @@ from gym.policies.vllm_engine import Prompt, VLLMEngine
 class VLLMPolicy:
     name = "vllm"
 
+    @staticmethod
+    def model_key(options: dict[str, Any]) -> str:
+        """The weights' name and fingerprint (gym.models.identity)."""
+        from gym.models.identity import local_model_key
+
+        return local_model_key(options.get("model"))
+
     def __init__(
         self,
         model: str | VLLMEngine,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from typer.testing import CliRunner
 
@@ -10,7 +12,7 @@ from gym.batch.executors import LocalExecutor
 from gym.calibrate import Score, band_for, calibrate_run, calibrate_scores, wilson_interval
 from gym.cli import app
 from gym.store import Store
-from gym.tasks import discover_tasks
+from gym.tasks import discover_tasks, load_task
 from tests.gym.task_fixture import write_mini_world
 
 
@@ -61,6 +63,42 @@ def test_confident_only_when_the_interval_sits_inside_the_band():
 
 
 @pytest.mark.docker
+async def test_two_policies_bands_are_written_side_by_side(tmp_path, docker_image):
+    tasks_dir = write_mini_world(tmp_path, {"ship": {}})
+    store = Store(str(tmp_path / "runs.db"))
+    for policy in ("oracle", "null"):  # real rollouts: the oracle solves the task, null never does
+        req = BatchRequest(
+            tasks=discover_tasks(tasks_dir), policy=policy, samples=8, concurrency=4, kind="calibrate"
+        )
+        (cal,) = await calibrate_run(store, req, LocalExecutor())
+        assert cal.model == policy
+    task = load_task(tasks_dir / "ship")
+    assert {key: b.band for key, b in task.bands.items()} == {"oracle": "too-easy", "null": "too-hard"}
+    evidence = task.bands["null"].calibration
+    assert (evidence.samples, evidence.pass_rate, evidence.policy) == (8, 0.0, "null")
+    assert evidence.date == dt.date.today() and task.bands["oracle"].calibration.pass_rate == 1.0
+    assert task.prompt and task.title  # the rest of task.yaml is as it was
+
+
+def test_an_old_single_band_reads_as_model_unknown_and_is_kept_beside_a_new_one(tmp_path):
+    tasks_dir = write_mini_world(tmp_path, {"ship": {}})
+    path = tasks_dir / "ship" / "task.yaml"
+    path.write_text(
+        path.read_text()
+        + "band: hard\ncalibration: {pass_rate: 0.1, interval: [0.02, 0.4], samples: 10, policy: hf smollm2}\n"
+    )
+    task = load_task(tasks_dir / "ship")
+    assert task.bands["unknown"].band == "hard" and task.bands["unknown"].calibration.samples == 10
+    from gym.tasks import BandEvidence, save_band
+
+    save_band(task, "oracle", "too-easy", BandEvidence(pass_rate=1.0, interval=(0.7, 1.0), samples=8))
+    text = path.read_text()
+    assert "\nband:" not in text and "\ncalibration:" not in text
+    again = load_task(tasks_dir / "ship")
+    assert {key: b.band for key, b in again.bands.items()} == {"unknown": "hard", "oracle": "too-easy"}
+
+
+@pytest.mark.docker
 async def test_real_runs_with_known_success_rates_get_their_bands(tmp_path, docker_image):
     # pass-N: the oracle acts in the first N of 8 samples, the null policy in the rest.
     tasks = discover_tasks(write_mini_world(tmp_path, {f"pass-{n}": {} for n in (8, 2, 1, 0)}))
@@ -75,9 +113,10 @@ async def test_real_runs_with_known_success_rates_get_their_bands(tmp_path, dock
         "mini/pass-0": (0, 8, "too-hard"),
     }
     written = {t.key: t for t in discover_tasks(tmp_path / "tasks")}  # written back to task.yaml
-    assert {k: t.band for k, t in written.items()} == {k: v[2] for k, v in got.items()}
-    evidence = written["mini/pass-2"].calibration  # with the interval it was measured with
+    assert {k: t.bands["known-rate"].band for k, t in written.items()} == {k: v[2] for k, v in got.items()}
+    evidence = written["mini/pass-2"].bands["known-rate"].calibration  # with its interval and date
     assert (evidence.samples, evidence.pass_rate, evidence.policy) == (8, 0.25, "known-rate")
+    assert evidence.date is not None
     assert evidence.interval == pytest.approx((0.071, 0.591), abs=1e-3)
     assert store.run_stats(store.list_runs(kind="calibrate")[0].id)["done"] == 32
 
@@ -101,7 +140,7 @@ def test_calibrate_cli_dry_run_prints_the_table_and_writes_nothing(tmp_path, doc
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "mini/pass-1" in result.output and "1/2 (50%)" in result.output and "target" in result.output
-    assert "band:" not in (tasks_dir / "pass-1" / "task.yaml").read_text()
+    assert "bands:" not in (tasks_dir / "pass-1" / "task.yaml").read_text()
 
 
 @pytest.mark.docker
@@ -122,4 +161,4 @@ def test_calibrate_refuses_to_write_a_band_from_too_few_samples(tmp_path, docker
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "too-hard (not written: 4 < 8 samples)" in result.output
-    assert "band:" not in (tasks_dir / "pass-0" / "task.yaml").read_text()
+    assert "bands:" not in (tasks_dir / "pass-0" / "task.yaml").read_text()

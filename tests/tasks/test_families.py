@@ -13,6 +13,7 @@ from gym.batch.report import family_scores
 from gym.calibrate import calibration_units
 from gym.families import (
     families,
+    family_bands,
     family_level,
     generate,
     materialize,
@@ -140,17 +141,47 @@ def test_a_new_family_scaffold_generates_and_lints_clean(tmp_path):
         write_scaffold(world, "Stock Check")
 
 
-def test_a_family_levels_band_is_stored_once_and_carried_by_its_instances(tmp_path, monkeypatch):
+def test_a_family_levels_bands_are_stored_once_per_model_and_carried_by_its_instances(tmp_path, monkeypatch):
     world = _world(tmp_path)
     write_scaffold(world, "stock-check")
     family = families(world.resolve())["stock-check"]
     tasks = [materialize(family, 0, s, tmp_path / "out") for s in range(3)]
-    assert all(t.band is None for t in tasks)
+    assert all(not t.bands for t in tasks)
     assert list(calibration_units(tasks)) == ["w/stock-check L0"]
-    evidence = BandEvidence(pass_rate=0.25, interval=(0.1, 0.5), samples=12, policy="hf smollm2")
-    save_family_band(family, 0, "target", evidence)
+    small = BandEvidence(pass_rate=0.25, interval=(0.1, 0.5), samples=12, policy="hf smollm2")
+    large = BandEvidence(pass_rate=0.9, interval=(0.7, 0.97), samples=20, policy="openai big")
+    save_family_band(family, 0, "hf:smollm2@0123456789ab", "target", small)
+    save_family_band(family, 0, "openai:big@gpu:8000/v1", "too-easy", large)
     again = materialize(family, 0, 7, tmp_path / "out")
-    assert again.band == "target" and again.calibration == evidence
+    assert {key: b.band for key, b in again.bands.items()} == {
+        "hf:smollm2@0123456789ab": "target",
+        "openai:big@gpu:8000/v1": "too-easy",
+    }
+    assert again.bands["hf:smollm2@0123456789ab"].calibration == small
+
+
+def test_an_old_bands_file_reads_as_model_unknown(tmp_path):
+    world = _world(tmp_path)
+    write_scaffold(world, "stock-check")
+    (world / "families" / "bands.yaml").write_text(
+        "stock-check:\n  0: {band: hard, calibration: {pass_rate: 0.1, interval: [0.02, 0.4], samples: 10}}\n"
+    )
+    assert family_bands(world) == {
+        "stock-check": {
+            0: {
+                "unknown": {
+                    "band": "hard",
+                    "calibration": {"pass_rate": 0.1, "interval": [0.02, 0.4], "samples": 10},
+                }
+            }
+        }
+    }
+    family = families(world.resolve())["stock-check"]
+    save_family_band(
+        family, 0, "oracle", "too-easy", BandEvidence(pass_rate=1.0, interval=(0.7, 1.0), samples=8)
+    )
+    instance = materialize(family, 0, 0, tmp_path / "out")
+    assert {key: b.band for key, b in instance.bands.items()} == {"oracle": "too-easy", "unknown": "hard"}
 
 
 def test_consistency_counts_a_family_level_only_when_every_sampled_seed_is_solved():

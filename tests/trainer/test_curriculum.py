@@ -1,22 +1,38 @@
-"""Band-weighted task sampling: reproducible, resumable, excludes zero-weight bands, climbs family levels."""
+"""Band-weighted task sampling: reproducible, resumable, excludes zero-weight bands, climbs family levels,
+reads the band of the model being trained."""
 
+import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
 from core.errors import ConfigError
+from gym.tasks import ModelBand
 from trainer.curriculum import Curriculum
+
+MODEL = "hf:smollm2@0123456789ab"
 
 
 @dataclass(frozen=True)
 class T:
     key: str
-    band: str | None
+    band: str | None  # the band of MODEL
     tags: list[str] = field(default_factory=list)
+    others: dict[str, str] = field(default_factory=dict)  # other models' bands
+
+    @property
+    def bands(self) -> dict[str, Any]:
+        own = {MODEL: self.band} if self.band else {}
+        return {key: ModelBand(band=band) for key, band in {**self.others, **own}.items()}
 
 
 def instance(family: str, level: int, seed: int, band: str | None) -> T:
     return T(f"acme/{family}-l{level}-s{seed}", band, [f"family:{family}", f"level:{level}"])
+
+
+def curriculum(tasks, weights, seed, **kw) -> Curriculum:
+    return Curriculum(tasks, weights, seed, model=MODEL, **kw)
 
 
 TASKS = [T("a", "target"), T("b", "target"), T("c", "hard"), T("d", "too-hard"), T("e", None)]
@@ -24,7 +40,7 @@ WEIGHTS = {"target": 1.0, "hard": 0.5, "too-hard": 0.0, "unbanded": 0.25}
 
 
 def test_zero_weight_band_never_sampled_and_weights_respected():
-    cur = Curriculum(TASKS, WEIGHTS, seed=1)
+    cur = curriculum(TASKS, WEIGHTS, seed=1)
     counts = {t.key: 0 for t in TASKS}
     for _ in range(2000):
         for task in cur.sample(1):
@@ -35,7 +51,7 @@ def test_zero_weight_band_never_sampled_and_weights_respected():
 
 
 def test_without_replacement_within_a_step():
-    cur = Curriculum(TASKS, WEIGHTS, seed=2)
+    cur = curriculum(TASKS, WEIGHTS, seed=2)
     for _ in range(50):
         keys = [t.key for t in cur.sample(4)]
         assert len(set(keys)) == 4 and "d" not in keys
@@ -43,20 +59,20 @@ def test_without_replacement_within_a_step():
 
 
 def test_state_round_trip_resumes_the_sequence():
-    cur = Curriculum(TASKS, WEIGHTS, seed=3)
+    cur = curriculum(TASKS, WEIGHTS, seed=3)
     cur.sample(2)
     state = cur.state_dict()
     expected = [cur.sample(2) for _ in range(5)]
-    other = Curriculum(TASKS, WEIGHTS, seed=99)
+    other = curriculum(TASKS, WEIGHTS, seed=99)
     other.load_state_dict(state)
     assert [other.sample(2) for _ in range(5)] == expected
 
 
 def test_no_sampleable_task_is_a_config_error_naming_the_tasks_and_the_fix():
     with pytest.raises(ConfigError) as caught:
-        Curriculum([T("d", "too-hard"), T("e", None)], {**WEIGHTS, "unbanded": 0.0}, seed=0)
+        curriculum([T("d", "too-hard"), T("e", None)], {**WEIGHTS, "unbanded": 0.0}, seed=0)
     message = str(caught.value)
-    assert "d (too-hard), e (unbanded)" in message
+    assert f"for model {MODEL}" in message and "d (too-hard), e (unbanded)" in message
     assert "egym calibrate" in message and "band_weights.too-hard=" in message
 
 
@@ -65,7 +81,7 @@ def test_a_learned_level_promotes_the_next_and_is_sampled_less():
     tasks = [instance("price", 0, s, "target") for s in range(3)] + [
         instance("price", 1, s, "too-hard") for s in range(3)
     ]
-    cur = Curriculum(tasks, WEIGHTS, seed=0, promote_at=0.5, window=10, min_observed=4)
+    cur = curriculum(tasks, WEIGHTS, seed=0, promote_at=0.5, window=10, min_observed=4)
     assert {t.key.split("-s")[0] for t in cur.sample(3)} == {"acme/price-l0"}
     cur.observe("acme/price-l0-s0", [True, False, True])
     assert cur.live_rate(("acme/price", 0)) is None  # 3 < min_observed: the calibrated band still rules
@@ -81,11 +97,54 @@ def test_a_learned_level_promotes_the_next_and_is_sampled_less():
 
 def test_live_outcomes_resume_exactly():
     tasks = [instance("price", lv, s, "target") for lv in (0, 1) for s in range(4)]
-    cur = Curriculum(tasks, WEIGHTS, seed=5, min_observed=2)
+    cur = curriculum(tasks, WEIGHTS, seed=5, min_observed=2)
     cur.observe("acme/price-l0-s0", [True, True, None, False])
     state = cur.state_dict()
     expected = [cur.sample(3) for _ in range(4)]
-    other = Curriculum(tasks, WEIGHTS, seed=5, min_observed=2)
+    other = curriculum(tasks, WEIGHTS, seed=5, min_observed=2)
     other.load_state_dict(state)
     assert other.status() == cur.status() == {"acme/price L0": pytest.approx(2 / 3)}
     assert [other.sample(3) for _ in range(4)] == expected
+
+
+def test_the_band_of_the_trained_model_is_read_and_another_models_is_not(caplog):
+    # Level 0 is target for MODEL but too-easy for a 7B model; level 1 has only the 7B model's band.
+    seven_b = "hf:qwen-7b@ba9876543210"
+    tasks = [
+        T("acme/p-l0-s0", "target", ["family:p", "level:0"], {seven_b: "too-easy"}),
+        T("acme/p-l1-s0", None, ["family:p", "level:1"], {seven_b: "target", "unknown": "hard"}),
+    ]
+    weights = {"target": 1.0, "too-easy": 0.0, "hard": 0.5, "unbanded": 0.25}
+    with caplog.at_level(logging.WARNING, logger="trainer.curriculum"):
+        ours = curriculum(tasks, weights, seed=0)
+    assert [ours.band(i) for i in range(2)] == ["target", "unbanded"]
+    assert ours.weights() == [1.0, 0.25]
+    (note,) = [r.getMessage() for r in caplog.records]
+    assert f"1 of 2 training tasks have no band for model {MODEL}" in note
+    assert f"{seven_b} (2 tasks)" in note and "unknown (1 tasks)" in note and MODEL + " (" in note
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="trainer.curriculum"):
+        theirs = Curriculum(tasks, weights, 0, model=seven_b)
+    assert [theirs.band(i) for i in range(2)] == ["too-easy", "target"]
+    assert not caplog.records  # every task has a band for this model: nothing to say
+
+
+def test_a_model_without_bands_falls_back_to_unbanded_and_says_so_once(caplog):
+    with caplog.at_level(logging.WARNING, logger="trainer.curriculum"):
+        cur = Curriculum(TASKS, WEIGHTS, 0, model="openai:gpt-4o-mini@api.openai.com/v1")
+        cur.sample(2)
+        cur.weights()
+    assert {cur.band(i) for i in range(len(TASKS))} == {"unbanded"}
+    (note,) = [r.getMessage() for r in caplog.records]
+    assert "5 of 5 training tasks have no band for model openai:gpt-4o-mini@api.openai.com/v1" in note
+    assert f"bands exist for {MODEL} (4 tasks)" in note and "egym calibrate" in note
+
+
+def test_the_trainer_keys_its_model_as_calibrate_keys_the_hf_policys(tmp_path):
+    from gym.policies import model_key as policy_model_key
+    from trainer.config import ModelConfig
+    from trainer.model import model_key
+
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    assert model_key(ModelConfig(path=str(tmp_path))) == policy_model_key("hf", {"model": str(tmp_path)})
+    assert model_key(ModelConfig(builder="toy")) == "builder:toy"

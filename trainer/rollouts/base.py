@@ -8,7 +8,7 @@ the learning test and the CPU demo). A source is built as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -25,7 +25,9 @@ class TaskRef(Protocol):
     def key(self) -> str: ...
 
     @property
-    def band(self) -> str | None: ...
+    def bands(self) -> Mapping[str, Any]:
+        """Calibrated band per model key (gym.models.identity); each value has a `.band`."""
+        ...
 
 
 @runtime_checkable
