@@ -249,8 +249,11 @@ def integrity(entries: list[dict]) -> dict:
             "beaten": sum(m < -1e-9 for m in margins),
             "best_cheat_most_often": max(best_by, key=best_by.get),
         }
+    # [score, raw score / possible]: the raw one shows what the charges took (it goes below 0).
     attack = {
-        name: round(sum(e["scores"].get(name, [0])[0] for e in scored) / len(scored), 4) if scored else None
+        name: [round(sum(e["scores"].get(name, [0, 0])[i] for e in scored) / len(scored), 4) for i in (0, 1)]
+        if scored
+        else None
         for name in ("attack-spray", "attack-dump")
     }
     return {
@@ -260,7 +263,7 @@ def integrity(entries: list[dict]) -> dict:
         "beaten_by_any_cheat": len(beaten),
         "share_beaten": round(len(beaten) / len(scored), 4) if scored else None,
         "anchor": "Terminal Wrench: over 15 % of a well-known benchmark suite's tasks hackable",
-        "attacker_mean_score": attack,
+        "attacker_mean_score_and_raw": attack,
         "beaten": beaten,
         "by_family_level": rows,
     }
