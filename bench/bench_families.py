@@ -110,7 +110,12 @@ def pool(beyond: int) -> tuple[list[tuple], dict]:
         "distinct_by_family_level": {f"{n}/l{lv}": len(d) for (n, lv), d in sorted(distinct.items())},
         "generate_s": round(time.perf_counter() - started, 2),
     }
-    return library + extra + _hand_written(), counts
+    # Two families can ask the same question (sales-summary and sales-won at level 0): validate it once.
+    unique: dict[str, tuple] = {}
+    for entry in library + extra + _hand_written():
+        unique.setdefault(entry[2], entry)
+    counts["distinct_in_the_pool"] = len(unique)
+    return list(unique.values()), counts
 
 
 def _scores(checked: TaskReport) -> dict[str, list[float]]:

@@ -47,6 +47,8 @@ def test_a_sound_task_passes(reports):
         "cheat-number-spray",
         "cheat-name-spray",
         "cheat-claim-done",
+        "attack-spray",
+        "attack-dump",
     }
     assert all(s.normalized == 0 for s in r.cheats.values())
     destroy = r.cheats["cheat-destroy"]
