@@ -18,7 +18,9 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to bind; the dashboard has no login, keep it local."
     ),
-    tasks: Path = typer.Option(Path("tasks"), "--tasks", help="Task folders, for prompts and bands."),
+    tasks: Path = typer.Option(
+        Path("tasks"), "--tasks", help="Task folders and families, for the library, prompts and bands."
+    ),
     metrics: list[Path] = typer.Option(
         None, "--metrics", help="Training metrics JSONL file or folder (repeatable; default: runs/)."
     ),

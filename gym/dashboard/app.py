@@ -108,6 +108,7 @@ ROUTES = [
     Route("/runs/{run_id:path}", runs.run_detail, name="run"),
     Route("/tasks", tasks.task_list, name="tasks"),
     Route("/tasks/{key:path}", tasks.task_detail, name="task"),
+    Route("/families/{key:path}", tasks.family_detail, name="family"),
     Route("/rollouts/{rollout_id}", rollouts.rollout_detail, name="rollout"),
     Route("/training", training.training_list, name="training"),
     Route("/training/{file_id}", training.training_detail, name="training_run"),

@@ -22,7 +22,9 @@ class DashboardConfig(BaseModel):
     store: str | None = Field(
         None, description="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."
     )
-    tasks_dir: Path = Field(Path("tasks"), description="Task folders, for prompts and bands (optional).")
+    tasks_dir: Path = Field(
+        Path("tasks"), description="Task folders and families, for the library, prompts and bands (optional)."
+    )
     metrics: list[Path] = Field(
         default_factory=lambda: [Path("runs")],
         description="Training metrics JSONL files, or folders searched for *.jsonl.",

@@ -25,6 +25,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from gym.batch.report import FamilyScores, family_scores
 from gym.calibrate import band_for, wilson_interval
+from gym.families import family_level
 from gym.store import ItemResultRow, RolloutRow, RunRow
 
 T = TypeVar("T")
@@ -376,6 +377,58 @@ def runs_of_task(s: Session, task: str) -> list[tuple[str, str]]:
         .order_by(RunRow.created_at.desc())
     )
     return [(r[0], r[1]) for r in rows]
+
+
+@dataclass(frozen=True)
+class PassCounts:
+    """One policy's rollouts of a task (or of a family level's instances, added up): its pass rate's evidence."""
+
+    rollouts: int = 0
+    complete: int = 0
+    passed: int = 0
+
+    def __add__(self, other: PassCounts) -> PassCounts:
+        return PassCounts(
+            self.rollouts + other.rollouts, self.complete + other.complete, self.passed + other.passed
+        )
+
+    @property
+    def calibration(self) -> Calibration:
+        return calibrate_counts(self.passed, self.complete)
+
+
+def policy_label(policy: str, model: str | None) -> str:
+    """How the pages name who made a run's rollouts: the policy, and its model when the run records one."""
+    return f"{policy} {model}" if model else policy
+
+
+def pass_counts(s: Session, family: str | None = None) -> list[tuple[str, str, PassCounts]]:
+    """(task key, policy label, counts) per task key and policy with its model, never pooled across them.
+
+    `family` (`world/name`) keeps that family's instances (`world/name-l<level>-s<seed>`).
+    """
+    query = (
+        select(
+            RolloutRow.task,
+            RunRow.policy,
+            RunRow.model,
+            func.count(),
+            _flag(_COMPLETE),
+            func.sum(case((_COMPLETE, cast(RolloutRow.passed, Integer)), else_=0)),
+        )
+        .join(RunRow, RunRow.id == RolloutRow.run_id)
+        .group_by(RolloutRow.task, RunRow.policy, RunRow.model)
+        .order_by(RolloutRow.task)
+    )
+    if family is not None:
+        # A key range rather than LIKE, so SQLite uses the task index; it also holds the instances of
+        # a family whose name extends this one's (`x`'s range holds `x-long-l0-s1`), left out below.
+        query = query.where(RolloutRow.task >= f"{family}-l", RolloutRow.task < f"{family}-m")
+    return [
+        (task, policy_label(policy, model), PassCounts(n, complete or 0, passed or 0))
+        for task, policy, model, n, complete, passed in s.execute(query)
+        if family is None or ((parsed := family_level(task)) is not None and parsed[0] == family)
+    ]
 
 
 def task_exists(s: Session, task: str) -> bool:

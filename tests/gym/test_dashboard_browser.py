@@ -244,13 +244,34 @@ def test_null_rollout_shows_its_failures_open_and_its_clean_sections_folded(page
     shoot(page, "rollout-null")
 
 
-def test_tasks_page_lists_the_task_with_its_numbers(page, base_url, store):
+def test_tasks_page_lists_the_library_per_policy_filters_it_and_opens_a_family(page, base_url, store):
+    from gym.families import families
+
+    library = families((REPO / "tasks" / "acme").resolve())
     page.goto(f"{base_url}/tasks")
-    done = store.list_rollouts(task=TASK_KEY, status="done")
+    assert page.locator("#task-list tr[data-family]").count() == sum(len(f.levels) for f in library.values())
+    # each policy's own pass rate over complete grades, never the two runs pooled
     row = page.locator(f"#task-list tr[data-task='{TASK_KEY}']")
-    assert row.locator("[data-col=rollouts]").inner_text() == str(len(store.list_rollouts(task=TASK_KEY)))
-    assert row.locator("[data-col=mean]").inner_text() == f"{sum(r.reward for r in done) / len(done):.3f}"
+    for run_id in ("dash-oracle", "dash-null"):
+        graded = [r for r in store.list_rollouts(run_id, status="done") if not r.incomplete]
+        rate = sum(bool(r.passed) for r in graded) / len(graded)
+        cell = row.locator(f"td[data-policy='{run_id.removeprefix('dash-')}']")
+        assert cell.locator("[data-col=pass-rate]").inner_text() == pct(rate)
     shoot(page, "tasks")
+
+    with page.expect_navigation():
+        page.select_option("select[name=level]", "2")
+    shown = page.locator("#task-list tbody tr")
+    expected = sorted(f"acme/{name}" for name, f in library.items() if 2 in f.levels)
+    assert [shown.nth(i).get_attribute("data-family") for i in range(shown.count())] == expected
+    assert {shown.nth(i).get_attribute("data-level") for i in range(shown.count())} == {"2"}
+
+    shown.first.locator("a").click()
+    family = library[expected[0].split("/", 1)[1]]
+    assert page.locator("h1").inner_text().startswith(expected[0])
+    assert page.locator("#family-levels tbody tr").count() == len(family.levels)
+    assert page.locator("tr[data-instance]").count() == 10 * len(family.levels)  # the library's seeds 0-9
+    shoot(page, "family")
 
 
 def test_training_page_charts_the_trainers_metrics(page, base_url, metrics_path):

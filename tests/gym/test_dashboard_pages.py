@@ -198,8 +198,8 @@ def test_run_page_shows_pass_rate_and_consistency_per_family_level(client):
     assert "1/2 family levels consistent" in page
     rows = re.findall(r'<tr data-family="w/price" data-level="(\d)">(.*?)</tr>', page, re.S)
     cells = {level: re.findall(r"<td[^>]*>([^<]*)</td>", body) for level, body in rows}
-    assert cells["0"][3] == "2/2 all" and cells["0"][6] == "100%"
-    assert cells["1"][3] == "1/2" and cells["1"][6] == "50%"
+    assert cells["0"][2] == "2/2 all" and cells["0"][5] == "100%"  # the family cell is a link
+    assert cells["1"][2] == "1/2" and cells["1"][5] == "50%"
     assert 'id="run-families"' not in client.get("/runs/run-a").text  # no family instances, no table
 
 

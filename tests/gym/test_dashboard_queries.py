@@ -151,6 +151,28 @@ def test_task_history_follows_calibrate_leaving_incomplete_grades_out(store):
     assert (r3.passes, r3.n, r3.band) == (2, 4, "target")
 
 
+def test_pass_counts_keep_each_policy_and_model_apart(store):
+    add_run(store, "r4", "null", {"w/a": [[T] * 5]})  # a second null run adds up with the first
+    store.create_run("r5", policy="hf", model="smollm2", tasks=["w/a"])
+    with store.session() as s:
+        counts = {(task, label): n for task, label, n in queries.pass_counts(s)}
+    assert counts["w/a", "null"] == queries.PassCounts(rollouts=3, complete=3, passed=1)
+    assert counts["w/a", "oracle"] == queries.PassCounts(
+        rollouts=3, complete=2, passed=2
+    )  # incomplete left out
+    assert counts["w/a", "mixed"].calibration.pass_rate == 0.5
+    assert counts["w/b", "null"] == queries.PassCounts(rollouts=2, complete=1, passed=0)  # one failed rollout
+    assert ("w/a", "hf smollm2") not in counts  # a run without rollouts has no figures
+
+
+def test_pass_counts_of_a_family_hold_its_instances_only(store):
+    plan = {key: [[T] * 5] for key in ("w/x-l0-s1", "w/x-l1-s20", "w/x-long-l0-s1", "w/x", "w/xy-l0-s1")}
+    add_run(store, "r6", "oracle", plan)
+    with store.session() as s:
+        keys = {task for task, _, _ in queries.pass_counts(s, family="w/x")}
+    assert keys == {"w/x-l0-s1", "w/x-l1-s20"}
+
+
 def test_rollout_page_is_paged_and_filtered(store):
     with store.session() as s:
         page = queries.rollout_page(s, 2, 3, task="w/a")

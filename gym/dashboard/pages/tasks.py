@@ -1,4 +1,5 @@
-"""Tasks: every task seen in the store, and one task's band, history, item pass rates and prompt."""
+"""Tasks: the library's family levels and tasks, one family's instances, and one task's bands, history,
+item pass rates and prompt."""
 
 from __future__ import annotations
 
@@ -8,17 +9,26 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from core.errors import TaskError
-from gym.dashboard import queries, svg
+from gym.dashboard import library, queries, svg
 from gym.dashboard.pages.common import ctx, not_found, page_number
+from gym.families import families, family_level, materialize
 from gym.tasks import Task, load_task
 
 CHART_ITEMS = 30  # the chart shows the most-failed items; the table below lists them all
 
 
 def task_files(tasks_dir: Path, key: str) -> tuple[Task | None, str | None]:
-    """The task's task.yaml when its folder exists under `tasks_dir`, else why not (shown on the page)."""
+    """The task's task.yaml when its folder exists under `tasks_dir`, or the family instance it names
+    generated from its family there, else why not (shown on the page)."""
     world, _, task_id = key.partition("/")
     folder = tasks_dir / world / task_id
+    if (at := family_level(key)) and (tasks_dir / world / "families").is_dir():
+        try:
+            family = families((tasks_dir / world).resolve()).get(at[0].partition("/")[2])
+            if family is not None:
+                return materialize(family, at[1], int(task_id.rsplit("-s", 1)[1])), None
+        except TaskError as exc:
+            return None, str(exc)
     if not task_id or ".." in key.split("/") or not (folder / "task.yaml").is_file():
         return None, f"no task folder {folder}"
     try:
@@ -27,28 +37,48 @@ def task_files(tasks_dir: Path, key: str) -> tuple[Task | None, str | None]:
         return None, str(exc)
 
 
-def folder_tasks(tasks_dir: Path) -> dict[str, Task]:
-    """Every valid task under `tasks_dir` (a broken task.yaml is `egym lint`'s business, not the dashboard's)."""
-    found = {}
-    for file in sorted(tasks_dir.glob("*/*/task.yaml")) if tasks_dir.is_dir() else []:
-        try:
-            task = load_task(file.parent)
-        except TaskError:
-            continue
-        found[task.key] = task
-    return found
-
-
 def task_list(request: Request) -> Response:
-    """Tasks with rollouts in the store, then the task folders' tasks that have none yet."""
+    """The library's family levels and tasks (and those only the store knows), filtered by the query."""
     c = ctx(request)
     with c.store.session() as s:
-        rows = queries.task_table(s)
-    files = folder_tasks(c.config.tasks_dir)
-    seen = {key for key, _ in rows}
-    rows += [(key, queries.Stats()) for key in files if key not in seen]
-    tasks = {key: files.get(key) for key, _ in rows}
-    return c.render(request, "tasks.html", rows=rows, tasks=tasks)
+        counts = queries.pass_counts(s)
+    rows = library.rows(c.config.tasks_dir, counts)
+    filters = library.Filters.of(request.query_params)
+    shown = [row for row in rows if filters.keeps(row)]
+    return c.render(
+        request,
+        "tasks.html",
+        rows=shown,
+        total=len(rows),
+        filters=filters,
+        options=library.Options.of(rows),
+        bands=library.BANDS,
+        policies=library.policies(shown),
+    )
+
+
+def family_detail(request: Request) -> Response:
+    """A family's levels (bands, figures per policy) and its instances, linked to their rollouts."""
+    c = ctx(request)
+    key = request.path_params["key"]
+    family = library.library_families(c.config.tasks_dir).get(key)
+    with c.store.session() as s:
+        counts = queries.pass_counts(s, family=key)
+    if family is None and not counts:
+        raise not_found(
+            f"No family '{key}': none under {c.config.tasks_dir}, and no rollouts of its instances."
+        )
+    levels = [row for row in library.rows(c.config.tasks_dir, counts) if row.is_family and row.key == key]
+    by_level = library.instances(family, key, counts)
+    return c.render(
+        request,
+        "family.html",
+        key=key,
+        family=family,
+        levels=levels,
+        instances=by_level,
+        policies=library.policies(levels),
+    )
 
 
 def task_detail(request: Request) -> Response:
@@ -68,6 +98,7 @@ def task_detail(request: Request) -> Response:
         request,
         "task.html",
         key=key,
+        family=family_level(key),
         task=task,
         missing=missing,
         run_id=run_id,
