@@ -9,6 +9,12 @@ sees canonical names.
 With `token_ids=True` the request asks a vLLM server for token ids and
 logprobs (`logprobs`, `return_token_ids`, `return_tokens_as_token_ids`); a
 server that ignores them just leaves those fields empty in the turn.
+
+With `tools="prompt"` the tool list is not sent as the API's `tools`: it is
+written into the system prompt and calls are read back from the reply's text,
+as the `hf` policy does for chat templates without tool support. That serves
+endpoints that refuse `tools` (vLLM without `--enable-auto-tool-choice`,
+llama.cpp without `--jinja`) or whose tool parser does not fit the model.
 """
 
 from __future__ import annotations
@@ -23,10 +29,15 @@ import openai
 from core.errors import PolicyError
 from core.trajectory import AssistantTurn, Message, ToolCall, estimate_tokens
 from gym.policies.base import ContextLimitExceeded
+from gym.policies.chat_render import CALL_CLOSE, CALL_OPEN, tools_in_prompt
+from gym.policies.toolcall_parser import parse_tool_calls
 
 CONTEXT_ERRORS = re.compile(
     r"context length|context window|maximum context|too many tokens|prompt is too long", re.I
 )
+# How vLLM ("auto" tool choice requires --enable-auto-tool-choice ...) and llama.cpp ("tools param
+# requires --jinja flag") refuse a request with `tools` when started without tool calling.
+TOOLS_REFUSED = re.compile(r"enable-auto-tool-choice|tool-call-parser|--jinja", re.I)
 TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 SUMMARY_PROMPT = (
     "You compress the earlier part of an agent's work session so it can continue with less context. "
@@ -72,8 +83,10 @@ class OpenAIPolicy:
         extra_body: dict[str, Any] | None = None,
         context_window: int | None = None,
         tool_choice: Literal["auto", "first", "required"] = "auto",
+        tools: Literal["api", "prompt"] = "api",
     ):
-        """`tool_choice`: "first" asks the server for a tool call on the first turn only ("required" always)."""
+        """`tool_choice`: "first" asks the server for a tool call on the first turn only ("required" always).
+        `tools`: "api" sends the tool list as the API's `tools`; "prompt" writes it into the system prompt."""
         self.model, self.base_url = endpoint(model, base_url)
         self.client = openai.AsyncOpenAI(
             base_url=self.base_url,
@@ -93,11 +106,20 @@ class OpenAIPolicy:
                 f"openai policy: tool_choice must be auto, first or required, not {tool_choice!r}"
             )
         self.tool_choice = tool_choice
+        if tools not in ("api", "prompt"):
+            raise PolicyError(f"openai policy: tools must be api or prompt, not {tools!r}")
+        if tools == "prompt" and tool_choice != "auto":
+            raise PolicyError(
+                "openai policy: tool_choice needs tools=api (a server cannot force a call written in the prompt)"
+            )
+        self.tools_in_prompt = tools == "prompt"
 
     def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return estimate_tokens(messages, tools)
 
     async def next(self, messages: list[Message], tools: list[dict[str, Any]]) -> AssistantTurn:
+        if self.tools_in_prompt and tools:
+            return await self._next_with_tools_in_prompt(messages, tools)
         names = {wire_name(t["function"]["name"]): t["function"]["name"] for t in tools}
         request: dict[str, Any] = {
             "model": self.model,
@@ -118,6 +140,28 @@ class OpenAIPolicy:
         response = await self._create(request, extra)
         return _turn(response, names)
 
+    async def _next_with_tools_in_prompt(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AssistantTurn:
+        names = [t["function"]["name"] for t in tools]
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": tools_in_prompt(messages, tools),
+            "stop": [CALL_CLOSE],  # one call block per turn: the model gets the result before going on
+            **self.sampling,
+        }
+        extra = dict(self.extra_body)
+        if self.token_ids:
+            request["logprobs"] = True
+            extra.update(return_token_ids=True, return_tokens_as_token_ids=True)
+        response = await self._create(request, extra)
+        turn = _turn(response, {wire_name(n): n for n in names})
+        text = turn.content
+        if response.choices[0].finish_reason == "stop" and text.rfind(CALL_OPEN) > text.rfind(CALL_CLOSE):
+            text += CALL_CLOSE  # servers leave the stop string out of the reply
+        content, calls = parse_tool_calls(text, id_prefix=f"call_{len(messages)}", tool_names=names)
+        return turn.model_copy(update={"content": content, "tool_calls": [*turn.tool_calls, *calls]})
+
     async def summarize(self, messages: list[Message]) -> str:
         transcript = "\n\n".join(_as_text(m) for m in messages)
         request = {
@@ -135,6 +179,12 @@ class OpenAIPolicy:
         try:
             response = await self.client.chat.completions.create(**request, extra_body=extra or None)
         except openai.BadRequestError as exc:
+            if TOOLS_REFUSED.search(str(exc)):
+                raise PolicyError(
+                    f"{self.base_url} ({self.model}) refuses tool calling: {exc}; start the server with "
+                    "its tool-call options (vLLM: --enable-auto-tool-choice --tool-call-parser <parser>; "
+                    "llama.cpp: --jinja) or pass -o tools=prompt".replace("\n", " ")
+                ) from None
             if CONTEXT_ERRORS.search(str(exc)):
                 raise ContextLimitExceeded(
                     f"{self.base_url} ({self.model}): {exc}".replace("\n", " ")

@@ -177,3 +177,61 @@ async def test_a_reply_cut_at_max_tokens_is_truncated():
     with FakeOpenAI(lambda request: Reply.text("The total is", finish_reason="length")) as server:
         turn = await policy_for(server).next(HELLO, [])
     assert turn.truncated and turn.finish_reason == "length"
+
+
+VLLM_REFUSAL = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+QUERY = {
+    "type": "function",
+    "function": {
+        "name": "db.query",
+        "description": "Run a read-only SQL query.",
+        "parameters": {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+    },
+}
+
+
+def vllm_without_tool_flags(request):
+    """vLLM started without --enable-auto-tool-choice: a request with `tools` is refused; text is not."""
+    if "tools" in request:
+        return Reply.error(400, VLLM_REFUSAL)
+    if any(m["role"] == "user" and "<tool_response" in m["content"] for m in request["messages"]):
+        return Reply.text("There are 3 open invoices.")
+    return Reply.text('Let me look.\n<tool_call>[{"name": "db.query", "arguments": {"sql": "select 3"}}]')
+
+
+async def test_a_server_that_refuses_tools_says_how_to_start_it_or_use_tools_in_the_prompt():
+    with (
+        FakeOpenAI(vllm_without_tool_flags) as server,
+        pytest.raises(PolicyError, match=r"--enable-auto-tool-choice .*-o tools=prompt"),
+    ):
+        await policy_for(server).next(HELLO, [QUERY])
+
+
+async def test_tools_in_the_prompt_are_listed_and_read_back_from_the_reply():
+    with FakeOpenAI(vllm_without_tool_flags) as server:
+        policy = policy_for(server, tools="prompt")
+        first = await policy.next(HELLO, [QUERY])
+        assert first.content == "Let me look."
+        assert [(c.name, c.arguments, c.error) for c in first.tool_calls] == [
+            ("db.query", '{"sql": "select 3"}', None)
+        ]
+        answered = [
+            *HELLO,
+            Message(role="assistant", content=first.content, tool_calls=first.tool_calls),
+            Message(role="tool", content="3", tool_call_id=first.tool_calls[0].id, name="db.query"),
+        ]
+        second = await policy.next(answered, [QUERY])
+    assert second.content == "There are 3 open invoices." and second.tool_calls == []
+    asked, followed = server.requests
+    assert "tools" not in asked and asked["stop"] == ["</tool_call>"]
+    assert (
+        asked["messages"][0]["role"] == "system"
+        and "- db.query(sql: string)" in asked["messages"][0]["content"]
+    )
+    assert '<tool_call>[{"name": "db.query"' in followed["messages"][2]["content"]  # the call, as text
+    assert followed["messages"][3] == {
+        "role": "user",
+        "content": '<tool_response name="db.query">\n3\n</tool_response>',
+    }
+    with pytest.raises(PolicyError, match="tool_choice needs tools=api"):
+        policy_for(server, tools="prompt", tool_choice="first")
