@@ -5,7 +5,7 @@ start and removal, harness and tool calls, grading, store writes), split into it
 parts; peak memory (runner process, and the machine's used memory above the
 idle baseline, which covers the containers); the run-store write time.
 
-    .venv/bin/python bench/bench_batch.py [--task tasks/acme/overdue-invoices] [--levels 1,2,4,8] [--no-mcp]
+    .venv/bin/python bench/bench_batch.py [--task tasks/acme/collections-list] [--levels 1,2,4,8] [--no-mcp]
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def store_write_ms(store: Store, run_id: str) -> dict:
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--task", default="tasks/acme/overdue-invoices")
+    parser.add_argument("--task", default="tasks/acme/collections-list")
     parser.add_argument("--levels", default="1,2,4,8")
     parser.add_argument(
         "--per-level", type=int, default=3, help="rollouts per level = this x concurrency (min 4)"

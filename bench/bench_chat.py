@@ -12,7 +12,7 @@ swapped every round, so a burst of load from other jobs does not land on one ser
   chat MCP server started and `tools/list` answered (start-to-tools/list); memory measured
   after the seed is loaded, before the MCP server starts; CALLS round trips of `read_channel`
   and of `list_channels` over that MCP session (ROUNDS * CALLS per tool in all);
-- acme sandbox: `task_sandbox` of onboard-new-hire (the acme world's chat
+- acme sandbox: `task_sandbox` of onboard-engineer (the acme world's chat
   baked into the world image): start time and memory;
 - rollouts of chat-heavy tasks with the `oracle` policy through `gym.rollout.run_rollout`
   (the path `egym rollout --chat ...` takes): time, grade, chat tool calls and their time.
@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 4
 CALLS = 10  # round trips per tool and round, 40 in all: spread over the rounds as load comes and goes
 APPS = ("postgres", "chat")
-ACME_TASK = "tasks/acme/onboard-new-hire"
-ROLLOUTS = {"tasks/acme/onboard-new-hire": 3, "tasks/acme/q1-close": 2}  # task -> rollouts per server
+ACME_TASK = "tasks/acme/onboard-engineer"
+ROLLOUTS = {"tasks/acme/onboard-engineer": 3, "tasks/acme/q1-close": 2}  # task -> rollouts per server
 PROBES = {  # round-trip tools: one read, one listing
     "read_channel": {"channel": "finance", "limit": 5},
     "list_channels": {},

@@ -41,7 +41,7 @@ from gym.models.store import bundled_gguf, resolve_model  # noqa: E402
 from gym.store import Store  # noqa: E402
 from gym.tasks import load_task  # noqa: E402
 
-SHORT_TASKS = ["overdue-invoices", "sla-breaches", "holiday-coverage"]
+SHORT_TASKS = ["collections-list", "march-sla-breaches", "easter-coverage"]
 NEW_TOKENS = 128
 LIMITS = {"max_new_tokens": 256}  # per turn in the rollouts (the policy's default is 512)
 LLAMA_VENV = ROOT / ".egym" / "bench-llama"
@@ -67,7 +67,7 @@ print(json.dumps({"prompt_tokens": len(tokens), "prefill_tokens_per_s": len(toke
 
 
 def task_prompt(engine: Engine) -> tuple[list[int], str]:
-    """The first prompt of a real episode (overdue-invoices), as token ids and text."""
+    """The first prompt of a real episode (collections-list), as token ids and text."""
     from core.trajectory import Message
     from gym.harness.builtin_tools import BUILTIN_TOOLS
     from gym.harness.prompt import system_prompt

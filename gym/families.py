@@ -9,7 +9,8 @@ its generator, e.g. acmegen) that defines:
 
     def generate(world, rng, level) -> Instance: ...
 
-`world` is what `families/world.py`'s `world_data()` returns (built once per process; the
+`world` is what `families/world.py`'s `world_data()` returns (built once per process;
+docs/authoring.md lists its tables and the families' helpers, written by gym.authoring; the
 same file may define `prompt_hint(world, instance, level) -> str`, a line added to every
 prompt of that level, e.g. the tables a level-0 task reads);
 `rng` is a `random.Random` seeded by the instance. The Instance holds the prompt, the
@@ -39,6 +40,7 @@ import json
 import random
 import re
 import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -119,6 +121,11 @@ class Family:
     def world(self) -> str:
         return self.world_dir.name
 
+    @property
+    def path(self) -> Path:
+        """The family's file."""
+        return Path(self.module.__file__ or "")
+
     def instance_id(self, level: int, seed: int) -> str:
         return f"{self.name}-l{level}-s{seed}"
 
@@ -177,7 +184,28 @@ def save_family_band(family: Family, level: int, model: str, band: Band, evidenc
     tmp.replace(path)
 
 
-def _import(path: Path, name: str) -> ModuleType:
+class FamilyError(TaskError):
+    """A family file that fails to load or to generate, located at the line of the file that failed."""
+
+    def __init__(self, file: Path, line: int | None, where: str, reason: str):
+        self.file, self.line, self.where, self.reason = file, line, where, reason
+        super().__init__(f"{shown(file)}{f':{line}' if line else ''}: {where}: {reason}")
+
+
+def shown(path: Path) -> Path:
+    """A path as a user gave it: relative to the working directory when it is under it."""
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
+def _failed_line(exc: BaseException, file: Path) -> int | None:
+    """The line of `file` where `exc` was raised (the innermost frame there; a SyntaxError's own line)."""
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename) == file:
+        return exc.lineno
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == file]
+    return lines[-1] if lines else None
+
+
+def _import(path: Path, name: str, where: str) -> ModuleType:
     world_dir = path.parent.parent
     if str(world_dir) not in sys.path:
         sys.path.insert(0, str(world_dir))  # the world's generator (e.g. acmegen) is importable by name
@@ -190,54 +218,100 @@ def _import(path: Path, name: str) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - a broken family file is one line, not a traceback
         sys.modules.pop(name, None)
-        raise TaskError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from None
+        raise FamilyError(
+            path, _failed_line(exc, path), where, f"failed to import: {type(exc).__name__}: {exc}"
+        ) from None
     return module
 
 
-@functools.cache
-def families(world_dir: Path) -> dict[str, Family]:
-    """The families of a world folder, by name (`families/<name>.py`, underscores as dashes)."""
-    found = {}
-    for path in sorted((world_dir / "families").glob("*.py")):
-        if path.stem.startswith("_") or path.stem == "world":
-            continue
-        module = _import(path, f"egym_families.{world_dir.name}.{path.stem}")
-        name = path.stem.replace("_", "-")
-        missing = [a for a in ("TITLE", "LEVELS", "generate") if not hasattr(module, a)]
-        if missing:
-            raise TaskError(
-                f"{path}: a family defines TITLE, LEVELS and generate(); missing {', '.join(missing)}"
-            )
-        found[name] = Family(
-            world_dir, name, module.TITLE, tuple(module.LEVELS), getattr(module, "SPLIT", "train"), module
+def _load_family(world_dir: Path, path: Path) -> Family:
+    name = path.stem.replace("_", "-")
+    module = _import(path, f"egym_families.{world_dir.name}.{path.stem}", f"family {world_dir.name}/{name}")
+    missing = [a for a in ("TITLE", "LEVELS", "generate") if not hasattr(module, a)]
+    if missing:
+        raise FamilyError(
+            path,
+            None,
+            f"family {world_dir.name}/{name}",
+            f"a family defines TITLE, LEVELS and generate(); missing {', '.join(missing)}",
         )
+    return Family(
+        world_dir, name, module.TITLE, tuple(module.LEVELS), getattr(module, "SPLIT", "train"), module
+    )
+
+
+def is_family_file(path: Path) -> bool:
+    """`families/<name>.py`; `_*.py` are the families' helpers and `world.py` the world's facts."""
+    return (
+        path.suffix == ".py"
+        and path.parent.name == "families"
+        and not (path.stem.startswith("_") or path.stem == "world")
+    )
+
+
+@functools.cache
+def load_families(world_dir: Path) -> tuple[dict[str, Family], dict[str, FamilyError]]:
+    """The families of a world folder by name (`families/<name>.py`, underscores as dashes), and
+    those that fail to load by name with their error: one broken family leaves the others usable."""
+    found, broken = {}, {}
+    for path in sorted((world_dir / "families").glob("*.py")):
+        if is_family_file(path):
+            try:
+                found[path.stem.replace("_", "-")] = _load_family(world_dir, path)
+            except FamilyError as exc:
+                broken[path.stem.replace("_", "-")] = exc
+    return found, broken
+
+
+def families(world_dir: Path) -> dict[str, Family]:
+    """The families of a world folder by name; the first broken one's FamilyError when any fails to load."""
+    found, broken = load_families(world_dir)
+    if broken:
+        raise next(iter(broken.values()))
+    return found
+
+
+def clashing_tasks(world_dir: Path, family: str) -> list[str]:
+    """The hand-written tasks of a world whose ref a family named `family` takes: `acme/x` names the
+    family x before the task folder x, and `acme/x-l0-s3` an instance of x."""
+    found = []
+    for file in sorted(world_dir.glob("*/task.yaml")):
+        match = INSTANCE_ID.match(task_id := file.parent.name)
+        if task_id == family or (match and match["family"] == family):
+            found.append(task_id)
     return found
 
 
 @functools.cache
-def _world_module(world_dir: Path) -> ModuleType | None:
+def world_module(world_dir: Path) -> ModuleType | None:
+    """The world's `families/world.py` (its `world_data`, `prompt_hint` and `claims` hooks), if any."""
     path = world_dir / "families" / "world.py"
-    return _import(path, f"egym_families.{world_dir.name}.world") if path.is_file() else None
+    return (
+        _import(path, f"egym_families.{world_dir.name}.world", f"world {world_dir.name}")
+        if path.is_file()
+        else None
+    )
 
 
 @functools.cache
-def _world_data(world_dir: Path) -> Any:
-    module = _world_module(world_dir)
+def world_object(world_dir: Path) -> Any:
+    """The `world` every family's `generate` reads: what world.py's `world_data()` returns (None without it)."""
+    module = world_module(world_dir)
     return module.world_data() if module is not None else None
 
 
 def _world_hint(world_dir: Path, instance: Instance, level: int) -> str:
     """What the world adds to every prompt of a level (its optional `prompt_hint`), e.g. the tables a
     level-0 task reads: the same for every family, so no family has to repeat it."""
-    hint = getattr(_world_module(world_dir), "prompt_hint", None)
-    return hint(_world_data(world_dir), instance, level) if hint is not None else ""
+    hint = getattr(world_module(world_dir), "prompt_hint", None)
+    return hint(world_object(world_dir), instance, level) if hint is not None else ""
 
 
 def _world_claims(world_dir: Path, instance: Instance) -> dict[str, Any]:
     """The rubric's claims section: every kind the instance's claim items name, the family's own
     kinds first, then the world's (its optional `claims(world)` hook); TaskError for an unknown kind."""
-    hook = getattr(_world_module(world_dir), "claims", None)
-    world = hook(_world_data(world_dir)) if hook is not None else {}
+    hook = getattr(world_module(world_dir), "claims", None)
+    world = hook(world_object(world_dir)) if hook is not None else {}
     known = {**world.get("kinds", {}), **instance.claims}
     used = sorted({i["args"]["kind"] for i in instance.rubric_items if i.get("check") == CLAIM_CHECK})
     unknown = [k for k in used if k not in known]
@@ -252,22 +326,25 @@ def _world_claims(world_dir: Path, instance: Instance) -> dict[str, Any]:
 
 
 def generate(family: Family, level: int, seed: int) -> Instance:
-    """The family's instance for (level, seed); TaskError naming all three when the generator fails."""
+    """The family's instance for (level, seed); TaskError naming all three when the generator fails
+    (a FamilyError with the line of the family's file that raised)."""
     where = f"family {family.world}/{family.name} level {level} seed {seed}"
     if level not in family.levels:
         raise TaskError(f"{where}: no such level (it has {', '.join(map(str, family.levels))})")
     rng = random.Random(f"{family.world}/{family.name}/{level}/{seed}")
     try:
-        instance = family.module.generate(_world_data(family.world_dir), rng, level)
+        instance = family.module.generate(world_object(family.world_dir), rng, level)
         if hint := _world_hint(family.world_dir, instance, level):
             instance.prompt = f"{instance.prompt.rstrip()}\n\n{hint}"
         instance.claims = _world_claims(family.world_dir, instance)
     except TaskError as exc:
         raise TaskError(f"{where}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - a generator bug is one line naming the instance
-        raise TaskError(f"{where}: the generator failed: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a generator bug is one line naming the instance and its line
+        reason = f"the generator failed: {type(exc).__name__}: {exc}"
+        raise FamilyError(family.path, _failed_line(exc, family.path), where, reason) from None
     if not isinstance(instance, Instance) or not instance.prompt.strip() or not instance.rubric_items:
-        raise TaskError(f"{where}: the generator returned no prompt or no rubric items")
+        line = family.module.generate.__code__.co_firstlineno
+        raise FamilyError(family.path, line, where, "the generator returned no prompt or no rubric items")
     return instance
 
 
@@ -312,9 +389,14 @@ def instance_counts(world_dir: Path, *, progress=None) -> dict[str, dict[int, in
     return counts
 
 
-def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -> Task:
-    """Write the instance as a task folder under `root` (unchanged bytes are not rewritten) and load it."""
-    instance = generate(family, level, seed)
+def materialize(
+    family: Family, level: int, seed: int, root: Path = INSTANCES, *, instance: Instance | None = None
+) -> Task:
+    """Write the instance as a task folder under `root` (unchanged bytes are not rewritten) and load it.
+
+    `instance`: the triple's instance when the caller generated it already (lint, to trace it).
+    """
+    instance = instance or generate(family, level, seed)
     task_id = family.instance_id(level, seed)
     world_out = root / "tasks" / family.world
     folder = world_out / task_id
@@ -371,70 +453,6 @@ def materialize(family: Family, level: int, seed: int, root: Path = INSTANCES) -
     return load_task(folder)
 
 
-SCAFFOLD = '''"""{title}. Level 0: one value looked up in one table, answered in one line."""
-
-from __future__ import annotations
-
-from gym.families import Instance
-
-TITLE = "{title}"
-LEVELS = (0,)
-SPLIT = "train"  # "test" holds the whole family out of training
-ITEMS = ("amber", "birch", "cedar", "delta", "ember", "fjord", "garnet", "harbor")
-
-
-def generate(world, rng, level: int) -> Instance:
-    # The facts. This scaffold makes its own small table (the overlay SQL below); a real family
-    # picks them from `world` (what families/world.py returns) so the seeded company stays the source.
-    stock = {{item: rng.randrange(100, 1000) for item in ITEMS}}
-    item = rng.choice(ITEMS)
-    rows = ", ".join(f"('{{name}}', {{count}})" for name, count in stock.items())
-    return Instance(
-        prompt=f"How many units of {{item}} are in stock? The table is stock_levels.",
-        sql=(
-            "CREATE TABLE stock_levels (item text PRIMARY KEY, units integer NOT NULL);\\n"
-            f"INSERT INTO stock_levels VALUES {{rows}};\\n"
-            "GRANT SELECT ON stock_levels TO agent;\\n"
-        ),
-        rubric_items=[
-            {{
-                "id": "units",
-                "description": f"The answer gives {{stock[item]}} units of {{item}}",
-                "points": 2,
-                "kind": "python",
-                # A claim (grader.claims): every other count of units the answer states is charged
-                # what this one earns, so an answer listing every count in the table earns nothing.
-                "check": "claims.stated",
-                "args": {{"kind": "units", "value": stock[item]}},
-            }},
-        ],
-        claims={{"units": {{"extract": "count", "noun": "units?"}}}},
-        solution=[
-            {{"tool": "db.query", "args": {{"sql": f"SELECT units FROM stock_levels WHERE item = '{{item}}'"}}}},
-            {{"answer": f"{{stock[item]}} units of {{item}} are in stock."}},
-        ],
-        apps=["postgres"],
-        limits={{"max_turns": 6, "time_limit_s": 300}},
-    )
-'''
-
-
-def write_scaffold(world_dir: Path, name: str) -> Path:
-    """A new family file that generates, lints and validates as it is: the starting point to edit."""
-    if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", name):
-        raise TaskError(f"{name!r}: a family name is lowercase words joined by dashes, e.g. order-status")
-    if not (world_dir / "world.yaml").is_file():
-        raise TaskError(f"{world_dir}: no world.yaml here; give --world a world folder, e.g. tasks/acme")
-    path = world_dir / "families" / f"{name.replace('-', '_')}.py"
-    if path.exists():
-        raise TaskError(f"{path} already exists; pick another name or edit it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    title = name.replace("-", " ").capitalize()
-    path.write_text(SCAFFOLD.format(title=title))
-    families.cache_clear()
-    return path
-
-
 def _world_yaml(world_dir: Path) -> bytes:
     """The world's YAML with its initial-state paths made absolute, so it loads from the instance tree."""
     world = load_world(world_dir)
@@ -468,44 +486,79 @@ def resolve(refs: list[str | Path], *, seeds: str | None = None, levels: str | N
     `acme/x@0-199` gives a family its own).
     """
     tasks: dict[str, Task] = {}
-    for ref in refs:
-        for task in _resolve_one(str(ref), seeds, levels):
-            tasks[task.key] = task
+    for ref in map(str, refs):
+        selected = select_family(ref, seeds=seeds, levels=levels)
+        found = (
+            discover_tasks(ref.partition("@")[0])
+            if selected is None
+            else [materialize(selected.family, level, seed) for level, seed in selected.instances]
+        )
+        tasks |= {task.key: task for task in found}
     if not tasks:
         raise TaskError(f"no tasks in {', '.join(map(str, refs))}")
     return [tasks[k] for k in sorted(tasks)]
 
 
-def _resolve_one(ref: str, seeds: str | None, levels: str | None) -> list[Task]:
+@dataclass(frozen=True)
+class Selection:
+    """A family and the (level, seed) pairs a ref picks of it."""
+
+    family: Family
+    instances: list[tuple[int, int]]
+
+
+def select_family(
+    ref: str, *, seeds: str | None = None, levels: str | None = None, default_seeds: int = DEFAULT_SEEDS
+) -> Selection | None:
+    """What a family ref picks: `tasks/acme/families/x.py` or `acme/x` its `levels` (default: all) at
+    `seeds` (default 0..default_seeds-1; `acme/x@0-199` its own), `acme/x-l0-s3` that instance.
+
+    None for a file or folder that is no family file (a task folder, a world); TaskError for a ref
+    that names nothing, or a family that fails to load.
+    """
     ref, _, own_seeds = ref.partition("@")  # acme/product-price@0-199
-    seeds = own_seeds or seeds
     path = Path(ref)
     if path.suffix == ".py" and path.parent.name == "families":
-        family = families(path.parent.parent.resolve())[path.stem.replace("_", "-")]
-        return _instances(family, seeds, levels)
+        return _all_instances(_family_file(path), own_seeds or seeds, levels, default_seeds)
     if path.exists():
-        return discover_tasks(path)
+        return None
     world, _, name = ref.partition("/")
     world_dir = (Path("tasks") / world).resolve()
     if not name or not (world_dir / "world.yaml").is_file():
         raise TaskError(f"{ref}: no such task folder, family or instance")
-    known = families(world_dir)
+    known, broken = load_families(world_dir)
     match = INSTANCE_ID.match(name)
-    if match and match["family"] in known:
-        return [materialize(known[match["family"]], int(match["level"]), int(match["seed"]))]
-    if name in known:
-        return _instances(known[name], seeds, levels)
+    if match and match["family"] in known.keys() | broken.keys():
+        family = _named(world_dir, match["family"])
+        return Selection(family, [(int(match["level"]), int(match["seed"]))])
+    if name in known.keys() | broken.keys():
+        return _all_instances(_named(world_dir, name), own_seeds or seeds, levels, default_seeds)
     from core.validation import closest
 
     raise TaskError(f"{ref}: no family or instance {name!r} in tasks/{world}{closest(name, known)}")
 
 
-def _instances(family: Family, seeds: str | None, levels: str | None) -> list[Task]:
+def _named(world_dir: Path, name: str) -> Family:
+    """A family of the world by name; its FamilyError when it fails to load."""
+    known, broken = load_families(world_dir)
+    if name in broken:
+        raise broken[name]
+    return known[name]
+
+
+def _family_file(path: Path) -> Family:
+    if not is_family_file(path):
+        raise TaskError(
+            f"{path}: not a family: `_*.py` files are the families' helpers, world.py the world's facts"
+        )
+    if not path.is_file():
+        raise TaskError(f"{path}: no such family file")
+    return _named(path.parent.parent.resolve(), path.stem.replace("_", "-"))
+
+
+def _all_instances(family: Family, seeds: str | None, levels: str | None, default_seeds: int) -> Selection:
     chosen_levels = _parse_levels_seeds(levels, list(family.levels))
-    chosen_seeds = _parse_levels_seeds(seeds, list(range(DEFAULT_SEEDS)))
-    return [
-        materialize(family, level, seed)
-        for level in chosen_levels
-        if level in family.levels
-        for seed in chosen_seeds
-    ]
+    chosen_seeds = _parse_levels_seeds(seeds, list(range(default_seeds)))
+    return Selection(
+        family, [(level, seed) for level in chosen_levels if level in family.levels for seed in chosen_seeds]
+    )

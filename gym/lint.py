@@ -1,4 +1,4 @@
-"""`egym lint`: every task, world and rubric checked without starting anything.
+"""`egym lint`: every task, world, rubric and family checked without starting anything.
 
 Tasks and worlds: the task/world YAML models, initial-state files present, the reference
 solution present, a rubric for every task, a prompt of at most 64 KB (MAX_PROMPT_BYTES),
@@ -7,6 +7,9 @@ and a warning (with the line) where YAML cuts a text at ` #`. Rubrics: grader.li
 A folder is searched for `task.yaml`/`world.yaml` files and for rubric `*.json`
 files; JSON inside task/world folders (chat files), `*.schema.json` and files
 under a `data/` folder (values files) are not rubrics.
+
+Families: each one loads, generates a few seeds per level whose instances lint like tasks (each
+problem shown at the family's source line, gym.family_sources), and has no hand-written task's name.
 """
 
 from __future__ import annotations
@@ -20,7 +23,17 @@ from core.errors import EgymError, RubricError, TaskError
 from grader.lint import LintReport, lint_rubric
 from grader.lint_holes import prompt_states, reference_misses
 from grader.loader import Problem, load_rubric, rubric_for_task
-from gym.families import families, materialize
+from gym.families import (
+    Family,
+    FamilyError,
+    Selection,
+    clashing_tasks,
+    load_families,
+    materialize,
+    select_family,
+    shown,
+)
+from gym.family_sources import traced_generate
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import load_task, load_world
 
@@ -275,21 +288,45 @@ def lint_world(file: Path, report: LintReport) -> None:
 
 
 def lint(paths: list[str | Path]) -> LintReport:
-    """Check every task, world and rubric under `paths`; never raises for bad files."""
+    """Check every task, world, rubric and family under `paths`, which may also name one family
+    (`acme/x`, `tasks/acme/families/x.py`), one instance (`acme/x-l0-s3`) or a world's families
+    (`tasks/acme/families`); never raises for bad files, TaskError when they select nothing."""
     report = LintReport()
-    roots = [Path(p) for p in paths]
-    for root in roots:
-        if not root.exists():
-            report.problems.append(Problem(str(root), "$", "no such file or folder"))
-    tasks, worlds, rubrics = discover([r for r in roots if r.exists()])
+    roots: list[Path] = []
+    family_worlds: list[Path] = []
+    selections: list[Selection] = []
+    for ref in map(str, paths):
+        path = Path(ref)
+        if path.name == "families" and (path.parent / "world.yaml").is_file():
+            family_worlds.append(path.parent)
+            continue
+        try:
+            selected = select_family(ref, default_seeds=len(LINT_SEEDS))
+        except FamilyError as exc:
+            report.problems.append(_family_problem(exc))
+            continue
+        except TaskError as exc:
+            report.problems.append(Problem(ref, "$", str(exc).removeprefix(f"{ref}: ")))
+            continue
+        if selected is None:
+            roots.append(path)
+        else:
+            selections.append(selected)
+    tasks, worlds, rubrics = discover(roots)
     for file in worlds:
         lint_world(file, report)
     for file in tasks:
         lint_task(file, report)
     for file in rubrics:
         lint_rubric(file, report)
-    for file in worlds:
-        lint_families(file.parent, report)
+    for world_dir in [*family_worlds, *(file.parent for file in worlds)]:
+        lint_families(world_dir, report)
+    for selection in selections:
+        lint_family(selection.family, selection.instances, report)
+    if not (report.tasks or report.rubrics or worlds or report.problems or report.warnings):
+        raise TaskError(
+            f"nothing to lint in {', '.join(map(str, paths))}: no task, world, rubric or family there"
+        )
     return report
 
 
@@ -297,20 +334,58 @@ LINT_SEEDS = range(3)  # instances generated per family level: enough to catch a
 
 
 def lint_families(world_dir: Path, report: LintReport) -> None:
-    """Every family of the world at each level for a few seeds: it generates, and its instance lints."""
-    try:
-        found = families(world_dir.resolve())
-    except TaskError as exc:
-        report.problems.append(Problem(str(world_dir / "families"), "$", str(exc)))
-        return
+    """Every family of the world at each level for a few seeds: it loads, it generates, its instances
+    lint, and no hand-written task has its name. A family that fails to load is one problem; the
+    others are still linted."""
+    found, broken = load_families(world_dir.resolve())
+    for name, exc in broken.items():
+        report.problems += [_family_problem(exc), *_clashes(world_dir.resolve(), name, exc.file)]
     for family in found.values():
-        file = world_dir / "families" / f"{family.name.replace('-', '_')}.py"
-        for level in family.levels:
-            for seed in LINT_SEEDS:
-                try:
-                    task = materialize(family, level, seed)
-                except TaskError as exc:
-                    report.problems.append(Problem(str(file), f"level {level} seed {seed}", str(exc)))
-                    break
-                lint_task(task.path / "task.yaml", report)
-                lint_rubric(rubric_for_task(task), report)
+        lint_family(family, [(level, seed) for level in family.levels for seed in LINT_SEEDS], report)
+
+
+def lint_family(family: Family, instances: list[tuple[int, int]], report: LintReport) -> None:
+    """The family's instances lint, each problem shown at the family's line that made what it is
+    about (gym.family_sources); a level whose generator fails is one problem at the line that raised."""
+    report.problems += _clashes(family.world_dir, family.name, family.path)
+    failed: set[int] = set()
+    for level, seed in instances:
+        if level in failed:
+            continue
+        try:
+            instance, sources = traced_generate(family, level, seed)
+            task = materialize(family, level, seed, instance=instance)
+        except FamilyError as exc:
+            report.problems.append(_family_problem(exc))
+            failed.add(level)
+            continue
+        except TaskError as exc:
+            report.problems.append(Problem(str(shown(family.path)), f"level {level} seed {seed}", str(exc)))
+            failed.add(level)
+            continue
+        rubric = rubric_for_task(task)
+        problems, warnings = len(report.problems), len(report.warnings)
+        lint_task(task.path / "task.yaml", report)
+        lint_rubric(rubric, report)
+        report.problems[problems:] = [sources.locate(p, rubric, task.key) for p in report.problems[problems:]]
+        report.warnings[warnings:] = [sources.locate(w, rubric, task.key) for w in report.warnings[warnings:]]
+
+
+def _family_problem(exc: FamilyError) -> Problem:
+    return Problem(str(shown(exc.file)), exc.where, exc.reason, line=exc.line)
+
+
+def _clashes(world_dir: Path, name: str, file: Path) -> list[Problem]:
+    """A hand-written task whose ref names the family (or one of its instances) is an error."""
+    found = []
+    for task_id in clashing_tasks(world_dir, name):
+        what = "this family" if task_id == name else "an instance of this family"
+        found.append(
+            Problem(
+                str(shown(file)),
+                f"family {world_dir.name}/{name}",
+                f"{world_dir.name}/{task_id} names {what}, not the hand-written task "
+                f"{shown(world_dir / task_id)}: rename one of them",
+            )
+        )
+    return found

@@ -255,24 +255,19 @@ async def validate_tasks(
     limit = asyncio.Semaphore(max(1, opts.concurrency))
     if console is None:
         return list(await asyncio.gather(*(validate_task(t, opts, limit, with_judge) for t in tasks)))
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    from gym.batch.progress import eta, make_progress
 
     # One step per sandbox run (the untouched state, oracle, null, each cheat); tasks finish as their last lands.
     per_task = len(policies_for(opts)) + 1
-    with Progress(
+    with make_progress(
         TextColumn("validate"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("runs · {task.fields[tasks]}"),
         TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        *eta(),
         console=console,
         transient=True,
     ) as progress:
@@ -317,3 +312,25 @@ def report_table(reports: list[TaskReport]) -> Table:
             f"{r.judge_items_skipped} skipped" if r.judge_items_skipped else "-",
         )
     return table
+
+
+def report_record(report: TaskReport) -> dict:
+    """One task's report as JSON-ready data (`egym validate --json`): the scores the table shows, every problem."""
+
+    def score(s: Score | None) -> dict | None:
+        if s is None:
+            return None
+        return {"earned": s.earned, "possible": s.possible, "raw": s.raw, "error": s.error or s.episode_error}
+
+    return {
+        "task": report.task,
+        "ok": report.ok,
+        "problems": report.problems,
+        "oracle": score(report.oracle),
+        "null": score(report.null),
+        "baseline": score(report.baseline),
+        "cheats": {name: score(s) for name, s in report.cheats.items()},
+        "holes": report.holes,
+        "excused": report.excused,
+        "judge_items_skipped": report.judge_items_skipped,
+    }

@@ -20,7 +20,7 @@ EGYM=${EGYM:-.venv/bin/egym}
 TASKS=${DEMO_TASKS:-tasks/acme}
 SAMPLES=${DEMO_SAMPLES:-1}
 CONCURRENCY=${DEMO_CONCURRENCY:-2}
-MODEL_TASKS=${DEMO_MODEL_TASKS-tasks/acme/overdue-invoices tasks/acme/sla-breaches tasks/acme/holiday-coverage}
+MODEL_TASKS=${DEMO_MODEL_TASKS-tasks/acme/collections-list tasks/acme/march-sla-breaches tasks/acme/easter-coverage}
 read -r -a EXTRA <<< "${DEMO_ARGS:-}"
 STAMP=$(date +%Y%m%d-%H%M%S)
 failed=0

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 
-from gym.batch.report import family_table, fmt_points, score_table, task_scores
-from gym.store import Store
+from gym.batch.report import family_scores, family_table, fmt_points, score_table, task_scores
+from gym.store import RunRow, Store
 
 STATUS_STYLE = {
     "done": "green",
@@ -21,7 +23,26 @@ def _styled(status: str) -> str:
     return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
 
 
-def runs_table(store: Store, *, limit: int = 30) -> Table:
+def run_summary(store: Store, run: RunRow) -> dict[str, Any]:
+    """One run and its counts: a row of `egym runs`, and its `--json` record."""
+    stats = store.run_stats(run.id)
+    return {
+        "run": run.id,
+        "kind": run.kind,
+        "created": run.created_at,
+        "policy": run.policy,
+        "model": run.model,
+        "tasks": len(run.tasks),
+        "rollouts": stats["total"],
+        "done": stats["done"],
+        "failed": stats["failed"],
+        "mean": stats["mean_reward"],
+        "pass_rate": stats["pass_rate"],
+        "status": run.status,
+    }
+
+
+def runs_table(summaries: list[dict[str, Any]]) -> Table:
     table = Table(title="runs (newest first)", title_justify="left")
     for name in (
         "run",
@@ -40,23 +61,45 @@ def runs_table(store: Store, *, limit: int = 30) -> Table:
         table.add_column(
             name, justify="right" if name in ("rollouts", "done", "failed", "mean", "pass") else "left"
         )
-    for run in store.list_runs(limit=limit):
-        stats = store.run_stats(run.id)
+    for run in summaries:
         table.add_row(
-            run.id,
-            run.kind,
-            f"{run.created_at:%Y-%m-%d %H:%M}",
-            run.policy,
-            run.model or "",
-            str(len(run.tasks)),
-            str(stats["total"]),
-            str(stats["done"]),
-            str(stats["failed"]),
-            f"{stats['mean_reward']:.3f}" if stats["mean_reward"] is not None else "-",
-            f"{stats['pass_rate']:.0%}" if stats["pass_rate"] is not None else "-",
-            _styled(run.status),
+            run["run"],
+            run["kind"],
+            f"{run['created']:%Y-%m-%d %H:%M}",
+            run["policy"],
+            run["model"] or "",
+            str(run["tasks"]),
+            str(run["rollouts"]),
+            str(run["done"]),
+            str(run["failed"]),
+            f"{run['mean']:.3f}" if run["mean"] is not None else "-",
+            f"{run['pass_rate']:.0%}" if run["pass_rate"] is not None else "-",
+            _styled(run["status"]),
         )
     return table
+
+
+def run_record(store: Store, run_id: str) -> dict[str, Any]:
+    """`egym runs RUN --json`: the run, its per-task and per-family scores, and its rollouts."""
+    rows = store.list_rollouts(run_id)
+    rollout_fields = ("id", "task", "sample", "status", "earned", "possible", "reward", "passed")
+    rollout_fields += ("incomplete", "stop_reason", "turns", "seconds", "error")
+    return {
+        **run_summary(store, store.get_run(run_id)),
+        "scores": task_scores(rows),
+        "families": family_scores(rows),
+        "rollouts": [{name: getattr(row, name) for name in rollout_fields} for row in rows],
+    }
+
+
+def compare_record(store: Store, run_ids: list[str]) -> dict[str, Any]:
+    """`egym runs RUN1 RUN2 --json`: the runs, and each task's scores per run (null where a run lacks it)."""
+    per_run = {run_id: {s.task: s for s in task_scores(store.list_rollouts(run_id))} for run_id in run_ids}
+    tasks = sorted({t for scores in per_run.values() for t in scores})
+    return {
+        "runs": [run_summary(store, store.get_run(run_id)) for run_id in run_ids],
+        "tasks": [{"task": t, "scores": {r: per_run[r].get(t) for r in run_ids}} for t in tasks],
+    }
 
 
 def run_detail(store: Store, run_id: str, *, limit: int = 200) -> RenderableType:

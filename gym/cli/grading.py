@@ -1,4 +1,4 @@
-"""`egym lint [PATHS]` and `egym grade ROLLOUT`: rubric authoring commands."""
+"""`egym lint [PATHS]` and `egym grade ROLLOUT`: task, rubric and family authoring commands."""
 
 from __future__ import annotations
 
@@ -8,20 +8,24 @@ import typer
 from rich.console import Console
 
 from gym.cli.errors import friendly
+from gym.cli.options import STORE
 
 console = Console(highlight=False, soft_wrap=True)
 
 
 def lint(
-    paths: list[Path] = typer.Argument(
-        None, help="Task/world/rubric files or folders (default: tasks rubrics)."
+    paths: list[str] = typer.Argument(
+        None,
+        help="Task/world/rubric files or folders, a family (acme/order-status, tasks/acme/families/order_status.py), "
+        "an instance (acme/order-status-l0-s3) or a world's families (tasks/acme/families); default: tasks rubrics.",
     ),
     strict: bool = typer.Option(False, "--strict", help="Fail on warnings too."),
 ) -> None:
-    """Check every task and rubric: schema, check references, argument names, ids, points, evidence."""
+    """Check tasks, rubrics and families: schema, check references, argument names, ids, points, evidence;
+    a family's problems are shown at its source line."""
     from gym.lint import lint as run_lint
 
-    roots = paths or [p for p in (Path("tasks"), Path("rubrics")) if p.exists()]
+    roots = paths or [str(p) for p in (Path("tasks"), Path("rubrics")) if p.exists()]
     if not roots:
         console.print("nothing to lint: no tasks/ or rubrics/ here; pass paths")
         raise typer.Exit(2)
@@ -44,9 +48,7 @@ def grade(
     rollout: str = typer.Argument(
         ..., help="Rollout id (or a unique prefix), see `egym runs` / `egym show`."
     ),
-    store: str | None = typer.Option(
-        None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE)."
-    ),
+    store: str | None = STORE,
     rubric: Path | None = typer.Option(
         None, "--rubric", help="Grade with this rubric file instead of the task's."
     ),

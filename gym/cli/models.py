@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from gym.cli.errors import friendly
+from gym.cli.options import HOST
 
 models_app = typer.Typer(
     help="Local models: import the bundled SmolLM2 or a GGUF file, list what is there.", no_args_is_help=True
@@ -47,9 +48,7 @@ def list_() -> None:
 @friendly
 def serve(
     ref: str = typer.Argument("smollm2", help="A bundled model (smollm2), a model folder or a .gguf file."),
-    host: str = typer.Option(
-        "127.0.0.1", "--host", help="Address to bind; there is no login, keep it local."
-    ),
+    host: str = HOST,
     port: int = typer.Option(8000, "--port", help="TCP port to listen on."),
     max_tokens: int = typer.Option(
         512, "--max-tokens", min=1, help="Completion length when a request sets no max_tokens."

@@ -1,7 +1,7 @@
 """Rollouts at scale: `egym rollout`, `batch`, `runs`, `show`, `validate`, `calibrate`, `export`.
 
-Commands stay thin: they parse options, call gym.batch / gym.validate /
-gym.calibrate / gym.export, and print with rich.
+Commands stay thin: they parse options (gym.cli.options), call gym.batch / gym.validate /
+gym.calibrate / gym.export, and print the result with gym.cli.output; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -10,81 +10,46 @@ import asyncio
 import signal
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import typer
 from rich.console import Console
 
-from core.errors import ConfigError
-from core.overrides import apply_overrides
-from gym.cli.errors import friendly
+from gym.cli.errors import friendly, stderr
+from gym.cli.options import (
+    ADDRESS,
+    CHAT,
+    CONCURRENCY,
+    EXECUTOR,
+    HARNESS,
+    JSON,
+    JUDGE_MAX_TOKENS,
+    JUDGE_SAME_MODEL,
+    JUDGE_TIMEOUT,
+    LEVELS,
+    MODEL,
+    OPTION,
+    POLICY,
+    ROLLOUT_FN,
+    SAMPLES,
+    SEEDS,
+    SPLIT,
+    STORE,
+    TASKS_HELP,
+    Chat,
+    Split,
+    check_executor,
+    harness_settings,
+    judge_options,
+    open_store,
+    policy_options,
+    select_tasks,
+    use_chat,
+)
+from gym.cli.output import emit, emit_json
 
 T = TypeVar("T")
 console = Console()
-
-STORE = typer.Option(
-    None, "--store", help="Run store URL or SQLite path (default $EGYM_STORE or .egym/runs.db)."
-)
-TASKS_HELP = "Task folders (or trees of them), families (acme/product-price, acme/product-price@0-199) or instance ids (acme/product-price-l0-s3)."
-POLICY = typer.Option(..., "--policy", "-p", help="Policy: oracle, null, openai, hf, ... or module:function.")
-MODEL = typer.Option(None, "--model", "-m", help="Model name for model-backed policies.")
-OPTIONS = typer.Option(
-    [], "--option", "-o", help="Policy option key=value (value parsed as YAML); repeatable."
-)
-HARNESS = typer.Option(
-    [],
-    "--harness",
-    "-H",
-    help="Harness setting key=value, dotted for nested: -H faults.rate=0.1 -H max_turns=20.",
-)
-EXECUTOR = typer.Option("local", "--executor", help="local (asyncio) or ray.")
-ADDRESS = typer.Option(None, "--address", help="Ray cluster address (default: start Ray locally).")
-JUDGE_SAME_MODEL = typer.Option(
-    False, "--judge-same-model", help="Let the policy's own model judge its work."
-)
-JUDGE_TIMEOUT = typer.Option(None, "--judge-timeout", help="Seconds per judge request (default 60).")
-JUDGE_MAX_TOKENS = typer.Option(
-    None, "--judge-max-tokens", help="Longest judge verdict in tokens (default 512)."
-)
-ROLLOUT_FN = typer.Option(
-    None, "--rollout-fn", hidden=True, help="module:function replacing gym.rollout:run_rollout."
-)
-
-
-def policy_options(policy: str, pairs: list[str], rollout_fn: str | None = None) -> dict[str, Any]:
-    """`-o key=value` pairs, checked against what the policy takes before anything starts.
-
-    A custom `--rollout-fn` interprets the policy name itself, so then nothing is checked.
-    """
-    from gym.policies import check_options
-
-    options = apply_overrides({}, pairs, where="--option")
-    if rollout_fn is None:
-        check_options(policy, options)
-    return options
-
-
-def harness_settings(pairs: list[str]) -> Any:
-    """`-H key=value` pairs (dotted for nested) as a validated gym.harness.HarnessConfig."""
-    from gym.harness.config import harness_config
-
-    return harness_config(apply_overrides({}, pairs, where="--harness"), where="--harness")
-
-
-def judge_options(same_model: bool, timeout_s: float | None, max_tokens: int | None) -> Any:
-    """The judge flags as JudgeOptions, refused by name when out of range."""
-    from pydantic import ValidationError
-
-    from grader.judge import JudgeOptions
-
-    try:
-        return JudgeOptions(allow_same_model=same_model, timeout_s=timeout_s, max_tokens=max_tokens)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        flag = {"timeout_s": "--judge-timeout", "max_tokens": "--judge-max-tokens"}.get(
-            str(first["loc"][0]), "judge"
-        )
-        raise ConfigError(f"{flag} {first['input']}: {first['msg']}") from None
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
@@ -99,48 +64,8 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        console.print("[yellow]interrupted[/]: run the same command again to finish what is missing")
+        stderr.print("[yellow]interrupted[/]: run the same command again to finish what is missing")
         raise typer.Exit(130) from None
-
-
-def _store(url: str | None):
-    from gym.store import Store
-
-    return Store(url)
-
-
-CHAT = typer.Option(
-    None,
-    "--chat",
-    help="Chat server in the sandboxes: compat (egym's, the default) or real (Mattermost, built by "
-    "`make images`). Same as EGYM_IMAGE=egym/world:mattermost.",
-)
-SEEDS = typer.Option(None, "--seeds", help="A family's seeds, e.g. 0-99 or 3,7 (default 0-9).")
-LEVELS = typer.Option(None, "--levels", help="A family's levels, e.g. 0 or 0-1 (default: all).")
-SPLIT = typer.Option(None, "--split", help="Keep only the train, val or test tasks and instances.")
-
-
-def _tasks(paths: list[Path], seeds: str | None = None, levels: str | None = None, split: str | None = None):
-    """Task folders, families (acme/product-price) and instance ids (acme/product-price-l0-s3), maybe of one split."""
-    from core.errors import TaskError
-    from gym.families import resolve
-
-    if split not in (None, "train", "val", "test"):
-        raise TaskError(f"--split {split!r}: expected train, val or test")
-    found = resolve(list(paths), seeds=seeds, levels=levels)
-    kept = [t for t in found if split is None or t.split == split]
-    if not kept:
-        raise TaskError(
-            f"none of the {len(found)} task(s) in {', '.join(map(str, paths))} is in the {split} split"
-        )
-    return kept
-
-
-def use_chat(chat: str | None) -> None:
-    """`--chat`: imported when used (the docker SDK is slow to import)."""
-    from gym.sandbox.docker_client import select_chat as select
-
-    select(chat)
 
 
 def register(app: typer.Typer) -> None:
@@ -154,7 +79,7 @@ def rollout(
     ),
     policy: str = POLICY,
     model: str | None = MODEL,
-    option: list[str] = OPTIONS,
+    option: list[str] = OPTION,
     harness: list[str] = HARNESS,
     sample: int = typer.Option(0, "--sample", help="Sample index."),
     run: str | None = typer.Option(
@@ -165,7 +90,7 @@ def rollout(
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
-    chat: str | None = CHAT,
+    chat: Chat | None = CHAT,
 ) -> None:
     """Run one episode with a live view of its turns, then print the rubric breakdown."""
     use_chat(chat)
@@ -174,8 +99,8 @@ def rollout(
     judge = judge_options(judge_same_model, judge_timeout, judge_max_tokens)
     row = run_async(
         run_single(
-            _store(store),
-            _tasks([task])[0],
+            open_store(store),
+            select_tasks([task])[0],
             policy=policy,
             model=model,
             options=policy_options(policy, option, rollout_fn),
@@ -194,13 +119,13 @@ def batch(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
     seeds: str | None = SEEDS,
     levels: str | None = LEVELS,
-    split: str | None = SPLIT,
+    split: Split | None = SPLIT,
     policy: str = POLICY,
     model: str | None = MODEL,
-    option: list[str] = OPTIONS,
+    option: list[str] = OPTION,
     harness: list[str] = HARNESS,
-    samples: int = typer.Option(1, "--samples", "-k", min=1, help="Rollouts per task."),
-    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, help="Rollouts at once."),
+    samples: int = SAMPLES,
+    concurrency: int = CONCURRENCY,
     run: str | None = typer.Option(
         None, "--run", help="Run name (default: derived from the arguments, so reruns resume)."
     ),
@@ -214,17 +139,19 @@ def batch(
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
-    chat: str | None = CHAT,
+    chat: Chat | None = CHAT,
+    as_json: bool = JSON,
 ) -> None:
     """Run every task K times at bounded concurrency; rerun the same command to resume after a crash."""
     use_chat(chat)
+    check_executor(executor)
     from gym.batch import BatchRequest, run_batch
     from gym.batch.executors import make_executor
     from gym.batch.progress import RichProgress
-    from gym.batch.report import family_table, score_table
+    from gym.batch.report import family_scores, family_table, score_table, task_scores
 
     req = BatchRequest(
-        tasks=_tasks(tasks, seeds, levels, split),
+        tasks=select_tasks(tasks, seeds, levels, split),
         policy=policy,
         model=model,
         samples=samples,
@@ -235,18 +162,27 @@ def batch(
         retry_failed=retry_failed,
         judge=judge_options(judge_same_model, judge_timeout, judge_max_tokens),
     )
-    s = _store(store)
+    s = open_store(store)
     ex = make_executor(executor, rollout_fn=rollout_fn, **({"address": address} if address else {}))
     try:
         result = run_async(run_batch(s, req, ex, RichProgress()))
     finally:
         ex.close()
-    console.print(score_table(result.rows, title=f"run {result.run_id} ({policy})"))
-    if (families := family_table(result.rows)) is not None:
-        console.print(families)
-    notes = [f"{result.ran} ran", f"{result.skipped} already done", f"{result.failed} failed"]
-    notes += [f"{result.reaped} orphan container(s) reaped"] if result.reaped else []
-    console.print(", ".join(notes) + f"  [dim](egym runs {result.run_id})[/]")
+    counts = {"ran": result.ran, "skipped": result.skipped, "failed": result.failed, "reaped": result.reaped}
+    if as_json:
+        emit_json(
+            {"run": result.run_id, "policy": policy, "model": model, **counts}
+            | {"scores": task_scores(result.rows), "families": family_scores(result.rows)}
+        )
+    else:
+        families = family_table(result.rows)
+        emit(
+            score_table(result.rows, title=f"run {result.run_id} ({policy})"),
+            *([families] if families is not None else []),
+        )
+        notes = [f"{result.ran} ran", f"{result.skipped} already done", f"{result.failed} failed"]
+        notes += [f"{result.reaped} orphan container(s) reaped"] if result.reaped else []
+        console.print(", ".join(notes) + f"  [dim](egym runs {result.run_id})[/]")
     raise typer.Exit(1 if result.failed else 0)
 
 
@@ -254,19 +190,28 @@ def runs(
     run_ids: list[str] = typer.Argument(
         None, metavar="[RUN]...", help="One run: its rollouts; several: compare them."
     ),
-    limit: int = typer.Option(30, "--limit", "-n"),
+    limit: int = typer.Option(30, "--limit", "-n", help="Most runs listed."),
     store: str | None = STORE,
+    as_json: bool = JSON,
 ) -> None:
     """List runs (newest first); one run's per-task scores and rollouts; or several runs side by side."""
-    from gym.batch.listing import compare_table, run_detail, runs_table
+    from gym.batch import listing
 
-    s = _store(store)
+    s = open_store(store)
     if not run_ids:
-        console.print(runs_table(s, limit=limit))
-    elif len(run_ids) == 1:
-        console.print(run_detail(s, run_ids[0]))
+        summaries = [listing.run_summary(s, run) for run in s.list_runs(limit=limit)]
+        if as_json:
+            emit_json(summaries)
+        elif summaries:
+            emit(listing.runs_table(summaries))
+        else:
+            typer.echo("no runs in this store yet: `egym batch` or `egym rollout` make some")
+    elif as_json:
+        emit_json(
+            listing.run_record(s, run_ids[0]) if len(run_ids) == 1 else listing.compare_record(s, run_ids)
+        )
     else:
-        console.print(compare_table(s, run_ids))
+        emit(listing.run_detail(s, run_ids[0]) if len(run_ids) == 1 else listing.compare_table(s, run_ids))
 
 
 def show(
@@ -281,7 +226,7 @@ def show(
     """Print one stored rollout: transcript, final answer, rubric breakdown."""
     from gym.batch.view import render_rollout
 
-    row = _store(store).get_rollout(rollout_id)
+    row = open_store(store).get_rollout(rollout_id)
     console.print(render_rollout(row, turns=turns, failed_only=failed_only, items=items))
 
 
@@ -289,18 +234,19 @@ def validate(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
     seeds: str | None = SEEDS,
     levels: str | None = LEVELS,
-    split: str | None = SPLIT,
+    split: Split | None = SPLIT,
     null_threshold: float = typer.Option(
         0.1, "--null-threshold", help="Most the null policy may score (fraction)."
     ),
     cheats: bool = typer.Option(True, "--cheats/--no-cheats", help="Run the scripted reward-hack policies."),
-    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
+    concurrency: int = CONCURRENCY,
     harness: list[str] = HARNESS,
-    chat: str | None = CHAT,
+    chat: Chat | None = CHAT,
+    as_json: bool = JSON,
 ) -> None:
     """Check each task's rubric: oracle full score, null low, no holes, cheats no better than null."""
     use_chat(chat)
-    from gym.validate import ValidateOptions, report_table, validate_tasks
+    from gym.validate import ValidateOptions, report_record, report_table, validate_tasks
 
     opts = ValidateOptions(
         null_threshold=null_threshold,
@@ -308,13 +254,16 @@ def validate(
         concurrency=concurrency,
         harness=harness_settings(harness),
     )
-    reports = run_async(validate_tasks(_tasks(tasks, seeds, levels, split), opts, console=console))
-    console.print(report_table(reports))
+    reports = run_async(validate_tasks(select_tasks(tasks, seeds, levels, split), opts, console=stderr))
     bad = [r for r in reports if not r.ok]
-    for report in bad:
-        for problem in report.problems:
-            console.print(f"[red]✗[/] {report.task}: {problem}", highlight=False)
-    console.print(f"{len(reports) - len(bad)}/{len(reports)} task(s) valid")
+    if as_json:
+        emit_json([report_record(r) for r in reports])
+    else:
+        emit(report_table(reports))
+        for report in bad:
+            for problem in report.problems:
+                console.print(f"[red]✗[/] {report.task}: {problem}", highlight=False)
+        console.print(f"{len(reports) - len(bad)}/{len(reports)} task(s) valid")
     raise typer.Exit(1 if bad else 0)
 
 
@@ -322,13 +271,19 @@ def calibrate(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
     seeds: str | None = SEEDS,
     levels: str | None = LEVELS,
-    split: str | None = SPLIT,
+    split: Split | None = SPLIT,
     policy: str = POLICY,
     model: str | None = MODEL,
-    option: list[str] = OPTIONS,
+    option: list[str] = OPTION,
     harness: list[str] = HARNESS,
-    samples: int = typer.Option(8, "--samples", "-k", min=1, help="Rollouts per task."),
-    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1),
+    samples: int = typer.Option(
+        8,
+        "--samples",
+        "-k",
+        min=1,
+        help="Rollouts per task (default 8, not batch's 1: a band is written from --min-samples complete grades).",
+    ),
+    concurrency: int = CONCURRENCY,
     run: str | None = typer.Option(None, "--run", help="Run name (default derived from the arguments)."),
     include_incomplete: bool = typer.Option(False, "--include-incomplete", help="Count incomplete grades."),
     write: bool = typer.Option(
@@ -346,17 +301,18 @@ def calibrate(
     address: str | None = ADDRESS,
     store: str | None = STORE,
     rollout_fn: str | None = ROLLOUT_FN,
-    chat: str | None = CHAT,
+    chat: Chat | None = CHAT,
 ) -> None:
     """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band of the policy's model."""
     use_chat(chat)
+    check_executor(executor)
     from gym.batch import BatchRequest
     from gym.batch.executors import make_executor
     from gym.batch.progress import RichProgress
     from gym.calibrate import calibrate_run, calibration_table
 
     req = BatchRequest(
-        tasks=_tasks(tasks, seeds, levels, split),
+        tasks=select_tasks(tasks, seeds, levels, split),
         policy=policy,
         model=model,
         samples=samples,
@@ -371,7 +327,7 @@ def calibrate(
     try:
         results = run_async(
             calibrate_run(
-                _store(store),
+                open_store(store),
                 req,
                 ex,
                 include_incomplete=include_incomplete,
@@ -382,14 +338,16 @@ def calibrate(
         )
     finally:
         ex.close()
-    console.print(calibration_table(results, written=write, min_samples=min_samples))
+    emit(calibration_table(results, written=write, min_samples=min_samples))
 
 
 def export(
     run: str = typer.Argument(..., help="Run name (see `egym runs`); with --format harbor: " + TASKS_HELP),
-    format: str = typer.Option("parquet", "--format", "-f", help="parquet, jsonl or harbor."),
+    format: Literal["parquet", "jsonl", "harbor"] = typer.Option(
+        "parquet", "--format", "-f", help="Rows as parquet or jsonl, or tasks as Harbor task folders."
+    ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Output file (default .egym/exports/RUN.FORMAT; harbor: a folder)."
+        None, "--out", help="Output file (default .egym/exports/RUN.FORMAT; harbor: a folder)."
     ),
     include_incomplete: bool = typer.Option(
         False, "--include-incomplete", help="Keep rollouts with incomplete grades."
@@ -402,12 +360,12 @@ def export(
     if format == "harbor":  # tasks, not a run: gym.interop sits above gym.export, so the CLI dispatches
         from gym.interop.harbor import export_harbor
 
-        folders = export_harbor(_tasks([Path(run)], seeds, levels), out or Path(".egym/exports/harbor"))
+        folders = export_harbor(select_tasks([Path(run)], seeds, levels), out or Path(".egym/exports/harbor"))
         console.print(f"wrote {len(folders)} Harbor task folder(s) under {folders[0].parent}")
         return
     from gym.export import export_run
 
     path, count = export_run(
-        _store(store), run, format=format, out=out, include_incomplete=include_incomplete
+        open_store(store), run, format=format, out=out, include_incomplete=include_incomplete
     )
     console.print(f"wrote {count} row(s) to {path}")

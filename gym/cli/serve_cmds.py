@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from core.errors import ConfigError
 from gym.cli.errors import friendly, stderr
-from gym.cli.runs import (
+from gym.cli.options import (
     CHAT,
     HARNESS,
+    HOST,
     JUDGE_MAX_TOKENS,
     JUDGE_SAME_MODEL,
     JUDGE_TIMEOUT,
     LEVELS,
     SEEDS,
     TASKS_HELP,
-    _tasks,
+    Chat,
     harness_settings,
     judge_options,
+    select_tasks,
     use_chat,
 )
 
@@ -35,22 +37,21 @@ PROTOCOLS = {
         "OpenEnv (WebSocket reset/step with MCP tool actions; openenv-core)",
     ),
 }
+ProtocolName = Literal["ors", "nemo-gym", "openenv"]  # the keys of PROTOCOLS (a test keeps them equal)
 
 
 @friendly
 def serve_env(
     tasks: list[Path] = typer.Argument(..., help=TASKS_HELP),
-    protocol: str = typer.Option(
+    protocol: ProtocolName = typer.Option(
         ..., "--protocol", help="What to speak: " + "; ".join(f"{k} ({v[1]})" for k, v in PROTOCOLS.items())
     ),
-    host: str = typer.Option(
-        "127.0.0.1", "--host", help="Address to bind; there is no login, keep it local."
-    ),
+    host: str = HOST,
     port: int = typer.Option(8080, "--port", help="TCP port to listen on."),
     seeds: str | None = SEEDS,
     levels: str | None = LEVELS,
     harness: list[str] = HARNESS,
-    chat: str | None = CHAT,
+    chat: Chat | None = CHAT,
     idle_timeout: float = typer.Option(
         300.0,
         "--idle-timeout",
@@ -66,10 +67,6 @@ def serve_env(
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
 ) -> None:
     """Serve tasks (folders, families, instances) as an RL environment: episodes, tools, submit -> reward."""
-    if protocol not in PROTOCOLS:
-        from core.validation import closest
-
-        raise ConfigError(f"--protocol {protocol!r}: not served{closest(protocol, PROTOCOLS)}")
     import importlib
 
     import uvicorn
@@ -78,7 +75,7 @@ def serve_env(
 
     use_chat(chat)
 
-    found = _tasks(tasks, seeds, levels)
+    found = select_tasks(tasks, seeds, levels)
     require_image(default_image())  # fail now, not at the first episode
     module, _, name = PROTOCOLS[protocol][0].partition(":")
     server = getattr(importlib.import_module(module), name)(

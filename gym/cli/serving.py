@@ -7,17 +7,14 @@ from pathlib import Path
 import typer
 
 from gym.cli.errors import friendly, stderr
+from gym.cli.options import HOST, STORE
 
 
 @friendly
 def serve(
-    store: str = typer.Option(
-        None, "--store", help="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."
-    ),
+    store: str | None = STORE,
     port: int = typer.Option(8765, "--port", help="TCP port to listen on."),
-    host: str = typer.Option(
-        "127.0.0.1", "--host", help="Address to bind; the dashboard has no login, keep it local."
-    ),
+    host: str = HOST,
     tasks: Path = typer.Option(
         Path("tasks"), "--tasks", help="Task folders and families, for the library, prompts and bands."
     ),

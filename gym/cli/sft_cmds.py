@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from gym.cli.errors import friendly
-from gym.cli.runs import LEVELS, SEEDS, TASKS_HELP, _store, _tasks, console, run_async
+from gym.cli.options import CONCURRENCY, LEVELS, SEEDS, STORE, TASKS_HELP, open_store, select_tasks
+from gym.cli.runs import console, run_async
 
 
 def sft_data(
@@ -20,9 +21,7 @@ def sft_data(
         "-m",
         help="The model whose chat template and tool format the data is rendered in.",
     ),
-    out: Path = typer.Option(
-        ..., "--out", "-o", help="Dataset folder (data.jsonl, data.parquet, manifest.json)."
-    ),
+    out: Path = typer.Option(..., "--out", help="Dataset folder (data.jsonl, data.parquet, manifest.json)."),
     oracle: bool = typer.Option(
         True, "--oracle/--no-oracle", help="Replay the oracle on the train-split tasks."
     ),
@@ -32,8 +31,8 @@ def sft_data(
     min_score: float = typer.Option(
         1.0, "--min-score", min=0.0, max=1.0, help="Least normalized score kept."
     ),
-    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
-    store: str | None = typer.Option(None, "--store", help="Run store URL or SQLite path."),
+    concurrency: int = CONCURRENCY,
+    store: str | None = STORE,
 ) -> None:
     """Make SFT data: every assistant turn of the oracle (and of good stored rollouts) on train-split tasks."""
     from transformers import AutoTokenizer
@@ -44,10 +43,10 @@ def sft_data(
 
     folder = resolve_model(model)
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    chosen = _tasks(tasks, seeds, levels)
+    chosen = select_tasks(tasks, seeds, levels)
     collected = run_async(
         collect(
-            _store(store),
+            open_store(store),
             chosen,
             tokenizer,
             oracle=oracle,

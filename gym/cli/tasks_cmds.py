@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
-from gym.cli.errors import friendly
+from gym.cli.errors import friendly, stderr
+from gym.cli.options import JSON, LEVELS, SEEDS, SPLIT, Split
+from gym.cli.output import emit, emit_json
 
 tasks_app = typer.Typer(
     help="Tasks and task families: list, show one, sample instances.", no_args_is_help=True
@@ -20,41 +22,77 @@ def _worlds(worlds: list[Path] | None) -> list[Path]:
 
 @tasks_app.command("list")
 @friendly
-def list_(worlds: list[Path] = WORLDS) -> None:
+def list_(worlds: list[Path] = WORLDS, as_json: bool = JSON) -> None:
     """Every family (its levels, split and distinct instances) and every hand-written task, per world."""
-    from rich.console import Console
     from rich.table import Table
 
-    from gym.families import COUNT_SEEDS, families, instance_counts
-    from gym.tasks import discover_tasks
+    from core.errors import TaskError
+    from gym.families import COUNT_SEEDS
 
-    console = Console()
+    entries = _library(_worlds(worlds))
+    if not entries:
+        raise TaskError(
+            "no tasks here: no tasks/<world>/world.yaml with families or tasks; pass world folders"
+        )
+    if as_json:
+        emit_json(entries)
+        return
     table = Table(title="tasks", title_justify="left")
     for column in ("world", "family / task", "levels", "instances", "split", "title"):
         table.add_column(column, justify="right" if column == "instances" else "left")
-    n_families = n_instances = 0
-    for world in _worlds(worlds):
-        with console.status(f"counting the instances of {world.name}'s families") as status:
+    for e in entries:
+        family = e["kind"] == "family"
+        table.add_row(
+            e["world"],
+            e["name"],
+            ",".join(map(str, e["levels"])) if family else "-",
+            " + ".join(map(str, e["instances"].values())) if family else "1",
+            f"{e['split']} (by seed)" if family and e["split"] == "train" else e["split"],
+            e["title"],
+        )
+    emit(table)
+    families = [e for e in entries if e["kind"] == "family"]
+    typer.echo(
+        f"{len(families)} families, {sum(sum(e['instances'].values()) for e in families)} distinct instances "
+        f"over seeds 0-{COUNT_SEEDS - 1} (ids: <family>-l<level>-s<seed>)"
+    )
+
+
+def _library(worlds: list[Path]) -> list[dict]:
+    """Each world's families (distinct instances per level over the counted seeds) and hand-written tasks."""
+    from gym.families import families, instance_counts
+    from gym.tasks import discover_tasks
+
+    entries: list[dict] = []
+    for world in worlds:
+        with stderr.status(f"counting the instances of {world.name}'s families") as status:
             counts = instance_counts(world, progress=lambda name: status.update(f"counted {name}"))
         for name, family in families(world).items():
             per_level = counts.get(name, {})
-            table.add_row(
-                world.name,
-                name,
-                ",".join(map(str, family.levels)),
-                " + ".join(str(per_level.get(level, 0)) for level in family.levels),
-                f"{family.split} (by seed)" if family.split == "train" else family.split,
-                family.title,
+            entries.append(
+                {
+                    "world": world.name,
+                    "name": name,
+                    "kind": "family",
+                    "levels": family.levels,
+                    "instances": {level: per_level.get(level, 0) for level in family.levels},
+                    "split": family.split,
+                    "title": family.title,
+                }
             )
-            n_families += 1
-            n_instances += sum(per_level.values())
         for task in discover_tasks(world):
-            table.add_row(world.name, task.id, "-", "1", task.split, task.title)
-    console.print(table)
-    typer.echo(
-        f"{n_families} families, {n_instances} distinct instances over seeds 0-{COUNT_SEEDS - 1} "
-        "(ids: <family>-l<level>-s<seed>)"
-    )
+            entries.append(
+                {
+                    "world": world.name,
+                    "name": task.id,
+                    "kind": "task",
+                    "levels": None,
+                    "instances": None,
+                    "split": task.split,
+                    "title": task.title,
+                }
+            )
+    return entries
 
 
 @tasks_app.command("show")
@@ -82,9 +120,9 @@ def show(
 @friendly
 def sample(
     refs: list[str] = typer.Argument(..., help="Families (acme/product-price) or instance ids."),
-    seeds: str = typer.Option("0-9", "--seeds", help="Seeds, e.g. 0-99 or 3,7."),
-    levels: str | None = typer.Option(None, "--levels", help="Levels, e.g. 0 or 0-1 (default: all)."),
-    split: str | None = typer.Option(None, "--split", help="Keep only train, val or test instances."),
+    seeds: str | None = SEEDS,
+    levels: str | None = LEVELS,
+    split: Split | None = SPLIT,
 ) -> None:
     """Write instances as task folders under .egym/instances/tasks (give that folder to any command)."""
     from gym.families import resolve
@@ -106,8 +144,9 @@ def new_family(
     name: str = typer.Argument(..., help="The family's name, e.g. order-status (a file order_status.py)."),
     world: Path = typer.Option(Path("tasks/acme"), "--world", help="The world folder it belongs to."),
 ) -> None:
-    """Write tasks/<world>/families/<name>.py: a working one-level family to turn into real work."""
-    from gym.families import write_scaffold
+    """Write tasks/<world>/families/<name>.py: a working one-level family to turn into real work
+    (refused when a hand-written task of the world has the name)."""
+    from gym.authoring import write_scaffold
 
     path = write_scaffold(world, name)
     typer.echo(f"wrote {path}")

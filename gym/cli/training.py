@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
 
 from gym.cli.errors import friendly
-from gym.cli.runs import CHAT, use_chat
+from gym.cli.options import CHAT, Chat, use_chat
+
+
+class RunEta:
+    """Time left for the whole run, from the pace of the steps this invocation finished.
+
+    A resumed run's earlier steps ran in another process, so they do not count towards the pace.
+    """
+
+    def __init__(self, steps: int, clock: Callable[[], float] = time.monotonic):
+        self.steps, self.clock = steps, clock
+        self.started = clock()
+        self.first: int | None = None  # the first step this invocation ran
+
+    def after(self, step: int) -> str:
+        """Called as `step` finishes: how many steps are left and when the run should end."""
+        self.first = step if self.first is None else self.first
+        per_step = (self.clock() - self.started) / (step - self.first + 1)
+        left = self.steps - step
+        return f"{left} of {self.steps} steps left, run ETA {dt.timedelta(seconds=round(per_step * left))}"
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -27,23 +48,30 @@ def _line(record: dict[str, Any]) -> str:
 
 
 @contextlib.contextmanager
-def _live_progress(console: Any) -> Iterator[tuple[Callable[..., None], Callable[..., None]]]:
-    """A progress line redrawn during each step (rollouts done, reward so far, tokens/s, ETA),
-    with each finished step printed above it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+def _live_progress(console: Any, steps: int) -> Iterator[tuple[Callable[..., None], Callable[..., None]]]:
+    """A progress line during each step (rollouts done, reward so far, tokens/s, the phase's ETA),
+    redrawn on a terminal and printed every 30 s in a log, with each finished step printed above it
+    with the ETA of the whole run."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
-    with Progress(
+    from gym.batch.progress import eta, make_progress
+
+    run_eta = RunEta(steps)
+    with make_progress(
         TextColumn("step {task.fields[step]} {task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("reward {task.fields[reward]} · {task.fields[speed]} tok/s"),
-        TimeRemainingColumn(),
+        *eta(),
         console=console,
         transient=True,
     ) as progress:
-        bar = progress.add_task("", total=None, step="-", reward="-", speed="-")
+        bars: list[Any] = []  # the one bar, added when the first step starts
 
         def on_progress(p: Any) -> None:
+            if not bars:
+                bars.append(progress.add_task(p.phase, total=p.total, step=p.step, reward="-", speed="-"))
+            bar = bars[0]
             if p.phase == "update":  # no per-item progress inside an optimizer step
                 progress.reset(bar, description=f"update ({p.total} sequences)", total=None)
                 progress.update(bar, step=p.step)
@@ -54,7 +82,8 @@ def _live_progress(console: Any) -> Iterator[tuple[Callable[..., None], Callable
             progress.update(bar, completed=p.done, step=p.step, reward=reward, speed=f"{p.tokens_per_s:.1f}")
 
         def on_step(record: dict[str, Any]) -> None:
-            progress.console.print(_line(record), highlight=False, soft_wrap=True)
+            line = f"{_line(record)}  {run_eta.after(record['step'])}"
+            progress.console.print(line, highlight=False, soft_wrap=True)
 
         yield on_step, on_progress
 
@@ -73,7 +102,7 @@ def register(app: typer.Typer) -> None:
         judge_same_model: bool = typer.Option(
             False, "--judge-same-model", help="Let the trained model judge its own work (judge items)."
         ),
-        chat: str | None = CHAT,
+        chat: Chat | None = CHAT,
     ) -> None:
         """Train a policy with GRPO on groups of rollouts scored by the rubrics."""
         use_chat(chat)
@@ -95,8 +124,9 @@ def register(app: typer.Typer) -> None:
         console.print(
             f"training {cfg.model.path or cfg.model.builder} for {cfg.steps} steps -> {cfg.output_dir}"
         )
-        with _live_progress(console) as (on_step, on_progress):
-            records = build_trainer(cfg).run(on_step=on_step, on_progress=on_progress)
+        trainer = build_trainer(cfg)
+        with _live_progress(console, cfg.steps) as (on_step, on_progress):
+            records = trainer.run(on_step=on_step, on_progress=on_progress)
         last = records[-1] if records else {}
         console.print(
             f"done: {len(records)} steps, last reward {last.get('reward_mean', 0):.3f}; "
@@ -114,8 +144,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fine-tune on `egym sft-data` examples (the warm start before GRPO); writes <output_dir>/model."""
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
+        from gym.batch.progress import eta, make_progress
         from trainer.sft import load_sft_config, run_sft
 
         cfg = load_sft_config(config, overrides or [])
@@ -123,12 +154,12 @@ def register(app: typer.Typer) -> None:
         console.print(
             f"fine-tuning {cfg.model.path} on {cfg.data} for {cfg.epochs} epoch(s) -> {cfg.output_dir}"
         )
-        with Progress(
+        with make_progress(
             TextColumn("sft"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("steps · loss {task.fields[loss]} · {task.fields[speed]} tok/s"),
-            TimeRemainingColumn(),
+            *eta(),
             console=console,
         ) as progress:
             bar = progress.add_task("sft", total=None, loss="-", speed="-")

@@ -1,6 +1,6 @@
 """`hf`: a local transformers model, served by the process's shared engine (gym.models.engine).
 
-    egym rollout tasks/acme/overdue-invoices --policy hf --model smollm2
+    egym rollout tasks/acme/collections-list --policy hf --model smollm2
 
 The model runs on the GPU when there is one, else on the CPU (`--option device=cpu` chooses).
 

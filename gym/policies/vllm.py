@@ -1,6 +1,6 @@
 """`vllm`: a local model on a GPU node, served by vLLM in this process (gym.policies.vllm_engine).
 
-    egym rollout tasks/acme/overdue-invoices --policy vllm --model Qwen/Qwen2.5-7B-Instruct
+    egym rollout tasks/acme/collections-list --policy vllm --model Qwen/Qwen2.5-7B-Instruct
 
 Never run: vLLM cannot be installed where this was written (docs/training.md).
 `model` is a hub id or folder, or a VLLMEngine the caller owns (the trainer's);

@@ -52,5 +52,8 @@ def require_image(name: str) -> None:
     try:
         client().images.get(name)
     except docker.errors.ImageNotFound:
-        hint = "run `make images`" if name.startswith("egym/") else "build or pull it first"
+        if name == "egym/world:mattermost":
+            hint = "run `make mattermost` (needs Go 1.24+)"
+        else:
+            hint = "run `make images`" if name.startswith("egym/") else "build or pull it first"
         raise SandboxError(f"image '{name}' not found in the local Docker engine: {hint}") from None

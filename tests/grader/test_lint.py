@@ -177,7 +177,9 @@ def test_lint_checks_tasks_and_pairs_them_with_rubrics(tmp_path):
 
 def test_lint_of_a_missing_path_is_a_problem(tmp_path):
     report = lint([tmp_path / "nowhere"])
-    assert [str(p) for p in report.problems] == [f"{tmp_path / 'nowhere'}:$: no such file or folder"]
+    assert [str(p) for p in report.problems] == [
+        f"{tmp_path / 'nowhere'}:$: no such task folder, family or instance"
+    ]
 
 
 FOREACH_ITEM = {

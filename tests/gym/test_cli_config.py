@@ -14,7 +14,7 @@ from core.plugins import Registry
 from gym.cli import app
 from gym.harness.config import harness_config
 
-TASK = Path(__file__).resolve().parents[2] / "tasks" / "acme" / "overdue-invoices"
+TASK = Path(__file__).resolve().parents[2] / "tasks" / "acme" / "collections-list"
 runner = CliRunner()
 
 

@@ -1,6 +1,6 @@
 """The dashboard in a real browser (Debian's Chromium, headless) over a store filled by real runs.
 
-The store holds two real batches on the bundled task acme/overdue-invoices
+The store holds two real batches on the bundled task acme/collections-list
 (the `oracle` and `null` policies: real containers, real PostgreSQL, the real
 grader); the training page reads the metrics JSONL of a real three-step run
 of the trainer's CPU toy config. Every number the pages show is checked
@@ -22,7 +22,7 @@ from gym.dashboard.server import BackgroundServer
 from gym.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
-TASK_KEY = "acme/overdue-invoices"
+TASK_KEY = "acme/collections-list"
 SHOTS = REPO / "bench" / "results" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -96,7 +96,7 @@ def base_url(store_path, metrics_path):
 def browser(base_url):  # after the store is filled (see store_path)
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), "Chromium missing: run `make setup` (apt-get install chromium)"
+    assert Path(CHROMIUM).exists(), "Chromium missing: run `make browser` (apt-get install chromium)"
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b

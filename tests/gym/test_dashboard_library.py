@@ -11,8 +11,8 @@ from starlette.testclient import TestClient
 
 import gym.families
 from grader.grade import Grade, ItemResult
+from gym.authoring import write_scaffold
 from gym.dashboard.app import DashboardConfig, create_app
-from gym.families import write_scaffold
 from gym.store import Store
 
 REPO_WORLD = Path(__file__).resolve().parents[2] / "tasks" / "acme" / "world.yaml"

@@ -160,7 +160,7 @@ def _compose_v2() -> bool:
 def test_harbor_lint_passes_but_for_the_shared_verifier(exported):
     """Harbor's linter (its compose checks need the Compose v2 CLI, not a daemon)."""
     config_help = subprocess.run(["docker", "compose", "config", "--help"], capture_output=True, text=True)
-    if "--no-env-resolution" not in config_help.stdout:  # make setup builds 2.40 (images/ensure-compose.sh)
+    if "--no-env-resolution" not in config_help.stdout:  # make compose builds 2.40 (images/ensure-compose.sh)
         pytest.fail(
             "harbor lint needs Docker Compose 2.30+ (`config --no-env-resolution`): run `make compose`"
         )
@@ -325,8 +325,8 @@ def test_an_incomplete_grade_writes_no_reward(exported, monkeypatch):
 @pytest.mark.slow
 def test_harbor_run_with_its_oracle_agent(exported, tmp_path, monkeypatch):
     """`harbor run -a oracle` end to end: Harbor builds, starts (docker compose), solves and verifies."""
-    if not _compose_v2():  # make setup builds it (images/ensure-compose.sh): missing is a broken setup
-        pytest.fail("harbor run needs Docker Compose v2: run `bash images/ensure-compose.sh` (or make setup)")
+    if not _compose_v2():  # make compose builds it (images/ensure-compose.sh): missing is a broken setup
+        pytest.fail("harbor run needs Docker Compose v2: run `make compose`")
     monkeypatch.delenv("EGYM_JUDGE_MODEL", raising=False)
     expected = egym_oracle_grade(Path(".egym/instances/tasks/acme/product-price-l0-s0"))
     harbor = Path(side_venv("harbor", [HARBOR], python="3.12")).parent / "harbor"

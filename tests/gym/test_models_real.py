@@ -115,11 +115,11 @@ def test_not_a_model_and_a_corrupt_gguf_are_one_line_errors(tmp_path):
 async def test_a_rollout_of_a_bundled_task_with_the_bundled_model(docker_image):
     from gym.rollout import RolloutSpec, run_rollout
 
-    task = ROOT / "tasks" / "acme" / "overdue-invoices"
+    task = ROOT / "tasks" / "acme" / "collections-list"
     spec = RolloutSpec(
         run_id="pytest-model",
         rollout_id="smollm2-1",
-        task="acme/overdue-invoices",
+        task="acme/collections-list",
         task_path=str(task),
         policy="hf",
         model="smollm2",

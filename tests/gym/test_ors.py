@@ -243,6 +243,6 @@ def test_an_incomplete_grade_has_no_reward_not_a_zero():
     assert "incomplete (1 judge item not graded)" in output["blocks"][0]["text"]
 
 
-def test_an_unknown_protocol_is_refused_with_the_closest():
+def test_an_unknown_protocol_is_refused_with_the_choices():
     result = CliRunner().invoke(app, ["serve-env", "--protocol", "orz", TASKS[0]])
-    assert result.exit_code == 2 and "--protocol 'orz': not served; did you mean 'ors'?" in result.output
+    assert result.exit_code == 2 and "'orz' is not one of 'ors', 'nemo-gym', 'openenv'" in result.output

@@ -256,4 +256,4 @@ def test_the_typed_client_imports_only_openenv_and_pydantic():
 
 def test_openenv_is_a_protocol_of_serve_env():
     result = CliRunner().invoke(app, ["serve-env", "--protocol", "openenvv", KEYS[0]])
-    assert result.exit_code == 2 and "did you mean 'openenv'?" in result.output
+    assert result.exit_code == 2 and "'openenvv' is not one of 'ors', 'nemo-gym', 'openenv'" in result.output

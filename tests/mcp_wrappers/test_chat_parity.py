@@ -3,7 +3,7 @@
 A sample of chat tasks and chat family instances is run with the `oracle` policy in sandboxes
 of both images (`--chat real` = egym/world:mattermost, `--chat compat` = egym/world:latest),
 through `gym.rollout.run_rollout` as `egym rollout`/`validate` run them, and every rubric item
-must get the same status and points on both. Picked for what differed before: onboard-new-hire
+must get the same status and points on both. Picked for what differed before: onboard-engineer
 adds people to a public channel (only its members may, in Mattermost), and every join or add
 writes a system post on the real server only (the snapshot leaves those out).
 Needs both images (`bash images/build.sh && bash images/mattermost/build.sh`).
@@ -20,7 +20,7 @@ import pytest
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ["tasks/acme/onboard-new-hire", "tasks/acme/manager-question"]
+TASKS = ["tasks/acme/onboard-engineer", "tasks/acme/manager-question"]
 # (family, level, seed): seed 9 of onboard-new-hire level 2 is a hire into #engineering, which the
 # agent is not in (it has to join before adding); coworker-question ends in a direct message.
 INSTANCES = [("onboard-new-hire", 2, 9), ("coworker-question", 2, 0)]

@@ -169,7 +169,7 @@ def test_chat_real_runs_a_chat_task_on_the_real_server_with_the_same_grade(tmp_p
     grades = {}
     for chat in ("real", "compat"):
         done = subprocess.run(
-            [egym, "rollout", "tasks/acme/holiday-coverage", "--policy", "oracle", "--chat", chat]
+            [egym, "rollout", "tasks/acme/easter-coverage", "--policy", "oracle", "--chat", chat]
             + ["--store", str(tmp_path / "runs.db")],
             capture_output=True,
             text=True,

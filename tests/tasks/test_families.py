@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from core.errors import TaskError
+from gym.authoring import write_scaffold
 from gym.batch.report import family_scores
 from gym.calibrate import calibration_units
 from gym.families import (
@@ -19,7 +20,6 @@ from gym.families import (
     materialize,
     resolve,
     save_family_band,
-    write_scaffold,
 )
 from gym.lint import LintReport, lint, lint_families
 from gym.tasks import BandEvidence
@@ -73,7 +73,7 @@ def test_family_refs_and_instance_ids_resolve_to_task_folders():
     assert len(resolve(["acme/ticket-resolve@10-14"])) == 5
     (one,) = resolve(["acme/invoice-status-l1-s4"])
     assert one.key == "acme/invoice-status-l1-s4" and "family:invoice-status" in one.tags
-    assert resolve(["tasks/acme/sla-breaches"])[0].key == "acme/sla-breaches"
+    assert resolve(["tasks/acme/march-sla-breaches"])[0].key == "acme/march-sla-breaches"
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,9 @@ def test_a_generator_that_fails_names_the_family_level_and_seed(tmp_path):
         "TITLE = 'x'\nLEVELS = (0,)\ndef generate(world, rng, level):\n    return {}['missing']\n"
     )
     with pytest.raises(
-        TaskError, match=r"^family w/broken level 0 seed 5: the generator failed: KeyError: 'missing'$"
+        TaskError,
+        match=rf"^{world.resolve()}/families/broken.py:4: family w/broken level 0 seed 5: "
+        r"the generator failed: KeyError: 'missing'$",
     ):
         materialize(families(world.resolve())["broken"], 0, 5, tmp_path / "out")
 
@@ -139,6 +141,21 @@ def test_a_new_family_scaffold_generates_and_lints_clean(tmp_path):
         write_scaffold(world, "stock-check")
     with pytest.raises(TaskError, match="lowercase words joined by dashes"):
         write_scaffold(world, "Stock Check")
+
+
+def test_the_authoring_doc_shows_the_scaffold_and_the_current_world_object(tmp_path):
+    from gym.authoring import DOC, updated_doc
+    from gym.families import world_object
+
+    text = DOC.read_text()
+    assert updated_doc(text) == text, "docs/authoring.md is stale: run `.venv/bin/python -m gym.authoring`"
+    stale = text.replace("| `customers` | id, name,", "| `clients` | id, name,")
+    assert stale != text and updated_doc(stale) == text
+    written = write_scaffold(_world(tmp_path), "stock-check").read_text()
+    assert f"```python\n{written}```" in text  # the very file `egym new family stock-check` writes
+    for name, table in world_object(ACME).tables.items():
+        assert f"| `{name}` | {', '.join(table.columns)} | {len(table.rows)} rows |" in text
+    assert "- `stated(item_id, description, kind, value, points=2, *, where='answer', about=None" in text
 
 
 def test_a_family_levels_bands_are_stored_once_per_model_and_carried_by_its_instances(tmp_path, monkeypatch):
@@ -235,13 +252,11 @@ def test_the_acme_library_has_the_breadth_training_needs():
 
 
 def test_commands_take_seeds_levels_and_a_split():
-    from gym.cli.runs import _tasks
+    from gym.cli.options import select_tasks
 
-    val = _tasks(["acme/invoice-status"], seeds="0-59", levels="0", split="val")
+    val = select_tasks(["acme/invoice-status"], seeds="0-59", levels="0", split="val")
     assert val and {t.split for t in val} == {"val"} and all("-l0-" in t.key for t in val)
     with pytest.raises(
         TaskError, match="^none of the 20 task\\(s\\) in acme/customer-country is in the train split$"
     ):
-        _tasks(["acme/customer-country"], split="train")
-    with pytest.raises(TaskError, match="expected train, val or test"):
-        _tasks(["acme/customer-country"], split="dev")
+        select_tasks(["acme/customer-country"], split="train")

@@ -82,7 +82,7 @@ def test_rubric_values_match_the_generated_world(acme_generator):
     from acmegen import facts
 
     f = facts.collect(acme_generator.build_world())
-    overdue = {v["name"]: v["amount"] for v in _foreach(RUBRICS / "overdue-invoices.json", "amount-{{name}}")}
+    overdue = {v["name"]: v["amount"] for v in _foreach(RUBRICS / "collections-list.json", "amount-{{name}}")}
     assert overdue == {k: float(v) for k, v in f["overdue"].items()}
     claims = {v["id"]: v["status"] for v in _foreach(RUBRICS / "q1-close.json", "status-{{id}}")}
     wanted = {"approve": "approved", "reject": "rejected"}

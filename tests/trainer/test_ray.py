@@ -8,7 +8,7 @@ batch-wide loss weights.
 from __future__ import annotations
 
 import pytest
-import ray  # the `ray` extra, installed by `make setup`: a missing Ray fails here rather than skipping
+import ray  # the `ray` extra (with `test`, installed by `make test`): a missing Ray fails here rather than skipping
 import torch
 
 from tests.trainer.test_learning import TIME_KEYS, toy_config

@@ -11,7 +11,7 @@ from .sqlwrite import money
 
 DEPT_HEADS = {"EXEC": 1, "FIN": 2, "HR": 8, "SAL": 12, "SUP": 22, "ENG": 30}
 
-# Time off that tasks depend on (holiday-coverage): who in support is away 14-25 April.
+# Time off that tasks depend on (easter-coverage): who in support is away 14-25 April.
 PLANTED_TIME_OFF = [
     ("lena.vogel", "2025-04-14", "2025-04-17", "vacation", "approved"),
     ("mateo.garcia", "2025-04-22", "2025-04-25", "vacation", "approved"),
