@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import RESULTS, write  # noqa: E402
+from gym.batch import paired as paired_runs  # noqa: E402
 from gym.calibrate import wilson_interval  # noqa: E402
 from gym.dashboard import svg  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
@@ -173,26 +174,22 @@ def evaluate(stages: Stages, name: str, model: str, parts: dict[str, list[str]],
 
 
 def paired(before: str, after: str) -> dict:
-    """The two models on the same held-out episodes, episode by episode: how many each alone passed,
-    and the exact two-sided McNemar p-value (a sign test on those discordant episodes)."""
+    """The two models on the same held-out episodes, episode by episode (gym.batch.paired): how many
+    each alone passed, the exact McNemar p-value, and the difference with families resampled."""
     store = Store(str(WORK / "runs.db"))
-    passed = [
-        {r.task: bool(r.passed) for r in store.list_rollouts(f"warmstart-{name}") if r.status == "done"}
-        for name in (before, after)
-    ]
+    runs = [paired_runs.outcomes(store.list_rollouts(f"warmstart-{name}")) for name in (before, after)]
     store.close()
-    common = passed[0].keys() & passed[1].keys()
-    gained = sum(passed[1][t] and not passed[0][t] for t in common)
-    lost = sum(passed[0][t] and not passed[1][t] for t in common)
-    n, k = gained + lost, min(gained, lost)
-    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
-    both = sum(passed[0][t] and passed[1][t] for t in common)
+    result = paired_runs.compare(*runs)
+    if result is None:
+        return {"episodes": 0}
     return {
-        "episodes": len(common),
-        "both_passed": both,
-        "gained": gained,
-        "lost": lost,
-        "mcnemar_p": round(p, 4),
+        "episodes": result.episodes,
+        "both_passed": result.both,
+        "gained": result.only_b,
+        "lost": result.only_a,
+        "mcnemar_p": round(result.mcnemar_p, 4),
+        "difference": round(result.difference, 4),
+        "difference_95_families_resampled": [round(x, 4) for x in result.interval],
     }
 
 

@@ -6,7 +6,9 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
+from gym.batch import paired
 from gym.batch.report import family_scores, family_table, fmt_points, score_table, task_scores
 from gym.store import RunRow, Store
 
@@ -93,13 +95,22 @@ def run_record(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def compare_record(store: Store, run_ids: list[str]) -> dict[str, Any]:
-    """`egym runs RUN1 RUN2 --json`: the runs, and each task's scores per run (null where a run lacks it)."""
+    """`egym runs RUN1 RUN2 --json`: the runs, each task's scores per run (null where a run lacks it)
+    and, for two runs, the second against the first episode by episode (`gym.batch.paired`)."""
     per_run = {run_id: {s.task: s for s in task_scores(store.list_rollouts(run_id))} for run_id in run_ids}
     tasks = sorted({t for scores in per_run.values() for t in scores})
     return {
         "runs": [run_summary(store, store.get_run(run_id)) for run_id in run_ids],
         "tasks": [{"task": t, "scores": {r: per_run[r].get(t) for r in run_ids}} for t in tasks],
+        "paired": _paired(store, run_ids),
     }
+
+
+def _paired(store: Store, run_ids: list[str]) -> paired.Paired | None:
+    if len(run_ids) != 2:
+        return None
+    a, b = (paired.outcomes(store.list_rollouts(run_id)) for run_id in run_ids)
+    return paired.compare(a, b)
 
 
 def run_detail(store: Store, run_id: str, *, limit: int = 200) -> RenderableType:
@@ -128,8 +139,9 @@ def run_detail(store: Store, run_id: str, *, limit: int = 200) -> RenderableType
     return Group(score_table(rows, title=title), *([families] if families is not None else []), table)
 
 
-def compare_table(store: Store, run_ids: list[str]) -> Table:
-    """Tasks down, runs across: each cell the mean score like '183/183' and the pass rate."""
+def compare_table(store: Store, run_ids: list[str]) -> RenderableType:
+    """Tasks down, runs across: each cell the mean score like '183/183' and the pass rate; for two
+    runs, a line comparing them episode by episode with the interval of the difference."""
     per_run = {run_id: {s.task: s for s in task_scores(store.list_rollouts(run_id))} for run_id in run_ids}
     runs = {run_id: store.get_run(run_id) for run_id in run_ids}
     table = Table(title="scores by task", title_justify="left")
@@ -149,4 +161,5 @@ def compare_table(store: Store, run_ids: list[str]) -> Table:
                 cell = f"{s.score} ({s.mean:.0%})" + (f" [red]{s.failed} failed[/]" if s.failed else "")
                 cells.append(cell + (" [yellow]incomplete[/]" if s.incomplete else ""))
         table.add_row(task, *cells)
-    return table
+    comparison = _paired(store, run_ids)
+    return Group(table, Text(comparison.line(*run_ids))) if comparison else table
