@@ -64,18 +64,17 @@ class ModelConfig(_Section):
         return self
 
 
+BAND_WEIGHTS = {"target": 1.0, "hard": 0.5, "too-easy": 0.1, "too-hard": 0.05, "unbanded": 1.0}
+
+
 class CurriculumConfig(_Section):
     """Which tasks each step trains on: weighted by their calibrated band (`egym calibrate`)."""
 
     band_weights: dict[str, float] = Field(
-        default_factory=lambda: {
-            "target": 1.0,
-            "hard": 0.5,
-            "too-easy": 0.1,
-            "too-hard": 0.0,
-            "unbanded": 1.0,
-        },
-        description="Sampling weight per band; 'unbanded' covers tasks not calibrated yet. 0 excludes a band.",
+        default_factory=lambda: dict(BAND_WEIGHTS),
+        description="Sampling weight per task in each band; 'unbanded' covers tasks not calibrated yet. "
+        "0 excludes a band, except 'too-hard', whose weight is a floor above 0 so a level found too hard "
+        "is still tried now and then and can recover. Bands left out keep their default weight.",
     )
     promote_at: float = Field(
         0.5,
@@ -95,12 +94,17 @@ class CurriculumConfig(_Section):
 
     @model_validator(mode="after")
     def _known_bands(self) -> CurriculumConfig:
-        known = {"too-easy", "target", "hard", "too-hard", "unbanded"}
-        unknown = sorted(set(self.band_weights) - known)
+        unknown = sorted(set(self.band_weights) - set(BAND_WEIGHTS))
         if unknown:
-            raise ValueError(f"unknown band(s) {unknown}; known: {sorted(known)}")
+            raise ValueError(f"unknown band(s) {unknown}; known: {sorted(BAND_WEIGHTS)}")
         if any(w < 0 for w in self.band_weights.values()):
             raise ValueError("band weights must be >= 0")
+        self.band_weights = BAND_WEIGHTS | self.band_weights
+        if self.band_weights["too-hard"] <= 0:
+            raise ValueError(
+                "band_weights.too-hard must be above 0: a level at weight 0 is never sampled again, so a "
+                f"live pass rate of 0 would drop it for good (default {BAND_WEIGHTS['too-hard']})"
+            )
         return self
 
 
@@ -176,7 +180,12 @@ class OptimConfig(_Section):
     eps: float = Field(1e-8, gt=0, description="Adam epsilon.")
     weight_decay: float = Field(0.0, ge=0, description="Decoupled weight decay.")
     max_grad_norm: float = Field(1.0, ge=0, description="Gradient clipping by global norm; 0 disables.")
-    warmup_steps: int = Field(0, ge=0, description="Steps of linear warm-up from 0 to lr.")
+    warmup_steps: int = Field(
+        10,
+        ge=0,
+        description="Optimizer steps of linear warm-up: step k uses lr * k / warmup_steps; 0 starts at lr. "
+        "Adam's first steps move every weight by about lr whatever the gradient's size, so they come small.",
+    )
 
 
 class LossConfig(_Section):
@@ -248,6 +257,11 @@ class LoggingConfig(_Section):
 
     metrics_file: str = Field("metrics.jsonl", description="JSONL file under output_dir, one line per step.")
     wandb: WandbConfig = Field(default_factory=WandbConfig)
+    tensorboard: bool = Field(
+        False,
+        description="Also write the metrics as TensorBoard event files in output_dir "
+        "(pip install 'enterprise-gym[tensorboard]'; view with tensorboard --logdir <output_dir>).",
+    )
 
 
 class RayConfig(_Section):

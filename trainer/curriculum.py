@@ -5,7 +5,8 @@ one band per model key, gym.models.identity; a family instance carries its famil
 A task with no band for that model is `unbanded`, and the run log says so once, naming the models
 that do have bands: a band measured on another model says little about this one. The default
 weights favour the `target` band (20-50 % pass rate), where GRPO groups most often have mixed
-rewards and so carry a learning signal; too-hard tasks, whose groups are all zero, are left out.
+rewards and so carry a learning signal; too-hard tasks, whose groups are all zero, keep only a
+small floor weight (the config refuses 0 for them).
 
 As training goes on the curriculum watches the pass rate of each family level (and of each
 plain task) over its last `window` rollouts. Once `min_observed` rollouts are seen, that live
@@ -13,6 +14,10 @@ pass rate decides the band instead of the calibrated one: a level the policy has
 `too-easy` and is sampled less. When a level's live pass rate reaches `promote_at`, the family's
 next level joins the learning zone (at least the `target` weight) until its own rollouts say
 where it stands: the curriculum moves up as the pass rate rises, without a recalibration.
+A level whose live rate falls to too-hard (at a 10 % pass rate, 8 failures in a row happen 43 %
+of the time) is still drawn at the floor weight, so its window keeps filling, and a live pass rate
+of 5 % moves it back to `hard`: bands follow the pass rate both ways. The trainer logs them per
+step (`level_bands`, `band_moves`).
 
 Sampling is reproducible from the seed and resumes exactly (the rng and the windows are state).
 """
@@ -22,14 +27,33 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Any
 
 from core.errors import ConfigError
-from gym.calibrate import band_for
+from gym.calibrate import BAND_RANGES, band_for
 
 log = logging.getLogger(__name__)
+
+BANDS = (*BAND_RANGES, "unbanded")  # hardest first, as the dashboard draws them
+
+
+def band_moves(before: dict[str, str], after: dict[str, str]) -> dict[str, Any]:
+    """A step's record of the curriculum: how many levels are in each band after it, and which moved.
+
+    Counts go in every step's metrics line; moves only name the levels that changed band, so a
+    long run over a large library stays a small file.
+    """
+    counts = Counter(after.values())
+    return {
+        "bands": {band: counts[band] for band in BANDS},
+        "band_changes": [
+            {"level": level, "from": before[level], "to": band}
+            for level, band in after.items()
+            if before[level] != band
+        ],
+    }
 
 
 def unit_of(task: Any) -> tuple[str, int | None]:
@@ -89,6 +113,10 @@ class Curriculum:
         """The band task `index` is sampled by: its live one once observed enough, else its calibrated one."""
         rate = self.live_rate(self.units[index])
         return band_for(rate) if rate is not None else (self.calibrated[index] or "unbanded")
+
+    def level_bands(self) -> dict[str, str]:
+        """The band of each family level ("acme/price L0") and plain task, as `band` gives its tasks."""
+        return {self._key(unit): self.band(index) for index, unit in enumerate(self.units)}
 
     def weights(self) -> list[float]:
         out = []
@@ -181,6 +209,7 @@ class Curriculum:
             or "(no tasks)"
         )
         more = f" and {len(tasks) - 8} more" if len(tasks) > 8 else ""
+        band = (self.calibrated[0] if tasks else None) or "unbanded"  # every task's band has weight 0 here
         folders = (
             " ".join(sorted({str(t.path) for t in tasks if getattr(t, "path", None)})[:3]) or "tasks/<world>"
         )
@@ -188,5 +217,5 @@ class Curriculum:
             f"no training task has a band with weight > 0 in tasks.curriculum.band_weights for model "
             f"{self.model}: {named}{more}. Recalibrate with a policy that sometimes succeeds (egym calibrate "
             f"{folders} --policy P --samples 8), or give those bands weight, e.g. "
-            f"tasks.curriculum.band_weights.too-hard=0.2"
+            f"tasks.curriculum.band_weights.{band}=0.2"
         )

@@ -9,6 +9,15 @@ torch.distributed, giving the same update as one big learner.
 Forward passes run in the model's compute dtype (gym.models.device); the
 trainable weights and AdamW's state stay float32, and a model whose trainable
 weights are narrower is refused (AdamW would round small updates away).
+
+Every update also measures the KL to the reference (the starting policy) and
+the policy's entropy, whether or not `loss.kl_coef` puts the KL in the loss.
+The reference costs one no-grad forward per micro-batch. With LoRA it is the
+same model with the adapter disabled (no memory). A full fine-tune keeps a
+frozen float32 copy made at start: the starting weights exist nowhere else
+once the optimizer moves them (log-probs taken before each update would be
+the previous step's policy, not the start), and float32, as the policy
+computes, makes the KL exactly 0 until the first update.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from core.errors import ConfigError
 from gym.models.device import computing
 from trainer.batching import MicroBatch, micro_batches
 from trainer.config import TrainConfig
-from trainer.loss import LossStats, clipped_pg_loss, item_weights, token_logprobs
+from trainer.loss import STAT_SUMS, LossStats, clipped_pg_loss, item_weights, token_entropy, token_logprobs
 from trainer.samplers.base import WeightUpdate
 from trainer.samples import Sample, TrainItem
 from trainer.weights import is_peft, lora_config_dict
@@ -46,11 +55,8 @@ class Learner:
         self.optimizer = torch.optim.AdamW(
             self.params, lr=opt.lr, betas=opt.betas, eps=opt.eps, weight_decay=opt.weight_decay
         )
-        warmup = opt.warmup_steps
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda n: min(1.0, (n + 1) / warmup) if warmup else 1.0
-        )
-        self.reference = self._reference() if config.loss.kl_coef > 0 else None
+        self.scheduler = warmup_schedule(self.optimizer, opt.warmup_steps)
+        self.reference = self._reference()
         self._keeps_logits = accepts_logits_to_keep(model)
         self._set_mode()
 
@@ -67,8 +73,8 @@ class Learner:
 
     # -- forward passes -------------------------------------------------
 
-    def _logprobs(self, batch: MicroBatch) -> torch.Tensor:
-        """Logprobs [B, T]; 0 before the batch's first scored token, whose logits are never computed.
+    def _logits(self, model: Any, batch: MicroBatch) -> tuple[torch.Tensor, int]:
+        """Logits from column `start` on, and `start`: the column before the batch's first scored token.
 
         Positions before it only feed attention, so asking the model for logits from there on skips
         most of the [B, T, vocab] tensor (the largest activation, and the lm-head matmul) on long prompts.
@@ -76,23 +82,23 @@ class Learner:
         width = batch.input_ids.shape[1]
         start = first_scored(batch.weights) - 1 if self._keeps_logits else 0
         kwargs = {"logits_to_keep": width - start} if self._keeps_logits else {}
-        with computing(self.model):
-            out = self.model(
+        with computing(model):
+            out = model(
                 input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False, **kwargs
             )
-        logp = token_logprobs(out.logits, batch.input_ids[:, start:], self.config.sampling.temperature)
-        return torch.nn.functional.pad(logp, (start, 0), value=0.0)
+        return out.logits, start
+
+    def _logprobs(self, batch: MicroBatch, model: Any = None) -> torch.Tensor:
+        """Logprobs [B, T] under `model` (default: the policy); 0 before the batch's first scored token."""
+        logits, start = self._logits(model if model is not None else self.model, batch)
+        temperature = self.config.sampling.temperature
+        return _from_column(token_logprobs(logits, batch.input_ids[:, start:], temperature), start)
 
     @torch.no_grad()
-    def _ref_logprobs(self, batch: MicroBatch) -> torch.Tensor | None:
-        if self.config.loss.kl_coef <= 0:
-            return None
+    def _ref_logprobs(self, batch: MicroBatch) -> torch.Tensor:
+        """Logprobs [B, T] under the reference: the starting policy."""
         if self.reference is not None:
-            with computing(self.reference):
-                out = self.reference(
-                    input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
-                )
-            return token_logprobs(out.logits, batch.input_ids, self.config.sampling.temperature)
+            return self._logprobs(batch, self.reference)
         with self.model.disable_adapter():
             return self._logprobs(batch)
 
@@ -124,35 +130,38 @@ class Learner:
         if self.config.loss.old_logprobs == "recompute":
             items = self.recompute_old_logprobs(items)
         minis = _split(items, self.config.update.mini_batches)
-        stats, loss_total, grad_norm = LossStats(), 0.0, 0.0
+        stats, loss_total, grad_norm, lr = LossStats(), 0.0, 0.0, 0.0
         for mini in minis:
-            loss, mini_stats, grad_norm = self._optimizer_step(mini)
+            loss, mini_stats, grad_norm, lr = self._optimizer_step(mini)
             loss_total += loss / len(minis)
             stats.add(mini_stats)
         own = [it for mini in minis for it in mini[self.rank :: self.world_size]]
         return {
             "loss": loss_total,
             "grad_norm": grad_norm,
-            "lr": self.scheduler.get_last_lr()[0],
+            "lr": lr,
             "tokens_model": stats.tokens,
             "tokens_total": float(sum(len(it.sample.token_ids) for it in own)),
             "time_update": time.perf_counter() - started,
-            **{
-                f"_sum_{k}": getattr(stats, k) for k in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref")
-            },
+            **{f"_sum_{k}": getattr(stats, k) for k in STAT_SUMS},
         }
 
-    def _optimizer_step(self, items: list[TrainItem]) -> tuple[float, LossStats, float]:
+    def _optimizer_step(self, items: list[TrainItem]) -> tuple[float, LossStats, float, float]:
         weights = item_weights(items, self.config.loss.normalization)
         mine = list(range(self.rank, len(items), self.world_size))
         self.optimizer.zero_grad(set_to_none=False)
         stats, loss_sum = LossStats(), 0.0
         size = self.config.update.micro_batch_size
+        temperature = self.config.sampling.temperature
         for batch in micro_batches(
             [items[i] for i in mine], [weights[i] for i in mine], size, self.pad_id, self.device
         ):
+            logits, start = self._logits(self.model, batch)
+            logp = _from_column(token_logprobs(logits, batch.input_ids[:, start:], temperature), start)
+            with torch.no_grad():
+                entropy = _from_column(token_entropy(logits, temperature), start)
             loss, batch_stats = clipped_pg_loss(
-                self._logprobs(batch),
+                logp,
                 batch.old_logprobs,
                 batch.advantages,
                 batch.weights,
@@ -160,6 +169,7 @@ class Learner:
                 clip_high=self.config.loss.clip_high,
                 ref_logp=self._ref_logprobs(batch),
                 kl_coef=self.config.loss.kl_coef,
+                entropy=entropy,
             )
             loss.backward()
             loss_sum += float(loss.detach())
@@ -167,9 +177,10 @@ class Learner:
         self._all_reduce_grads()
         max_norm = self.config.optim.max_grad_norm
         norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm if max_norm > 0 else float("inf"))
+        lr = self.scheduler.get_last_lr()[0]  # the rate this step uses; the scheduler then sets the next
         self.optimizer.step()
         self.scheduler.step()
-        return loss_sum, stats, float(norm)
+        return loss_sum, stats, float(norm), lr
 
     def _all_reduce_grads(self) -> None:
         if self.world_size == 1:
@@ -190,6 +201,13 @@ class Learner:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+
+
+def warmup_schedule(optimizer: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LRScheduler:
+    """Linear warm-up: optimizer step k (1-based) uses lr * k / steps until k = steps, then lr."""
+    return torch.optim.lr_scheduler.LinearLR(
+        optimizer, start_factor=1.0 / steps if steps else 1.0, total_iters=max(steps - 1, 0)
+    )
 
 
 def _float32_trainable(model: Any) -> list[torch.nn.Parameter]:
@@ -213,6 +231,11 @@ def accepts_logits_to_keep(model: Any) -> bool:
     """Whether the model's forward takes transformers' `logits_to_keep` (computes logits for the last N only)."""
     base = model.get_base_model() if is_peft(model) else model
     return "logits_to_keep" in inspect.signature(base.forward).parameters
+
+
+def _from_column(values: torch.Tensor, start: int) -> torch.Tensor:
+    """[B, T - start] per-token values as [B, T], 0 before `start`."""
+    return torch.nn.functional.pad(values, (start, 0), value=0.0)
 
 
 def first_scored(weights: torch.Tensor) -> int:
@@ -241,12 +264,7 @@ def _split(items: list[TrainItem], parts: int) -> list[list[TrainItem]]:
 def combine_stats(per_rank: Sequence[dict[str, float]]) -> dict[str, float]:
     """Merge learner statistics from all ranks into the step's metrics."""
     first = per_rank[0]
-    total = LossStats(
-        **{
-            k: sum(r[f"_sum_{k}"] for r in per_rank)
-            for k in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref")
-        }
-    )
+    total = LossStats(**{k: sum(r[f"_sum_{k}"] for r in per_rank) for k in STAT_SUMS})
     return {
         "loss": sum(r["loss"] for r in per_rank),
         "grad_norm": first["grad_norm"],

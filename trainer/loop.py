@@ -19,7 +19,7 @@ import yaml
 from trainer.advantages import BatchStats, build_items, group_has_signal
 from trainer.checkpoint import find_resume
 from trainer.config import TrainConfig
-from trainer.curriculum import Curriculum
+from trainer.curriculum import Curriculum, band_moves
 from trainer.metrics import MetricsLog
 from trainer.model import model_key
 from trainer.samplers.base import WeightUpdate
@@ -103,9 +103,7 @@ class GRPOTrainer:
         )
         self.eval_tasks = eval_tasks or []
         out = Path(config.output_dir)
-        self.metrics = MetricsLog(
-            out / config.logging.metrics_file, config.logging.wandb, config.model_dump()
-        )
+        self.metrics = MetricsLog(out, config.logging, config.model_dump())
         self.step_done = 0
         self.on_progress: Callable[[StepProgress], None] | None = None
 
@@ -144,12 +142,12 @@ class GRPOTrainer:
     def resume(self) -> None:
         path = find_resume(self.config.checkpoint_dir, self.config.checkpoint.resume)
         if path is None:
-            self.metrics.truncate_after(0)  # a fresh run: no stale records from an earlier one
+            self.metrics.start(after_step=0)  # a fresh run: no stale records from an earlier one
             return
         state = self.learner.load(path)
         self.curriculum.load_state_dict(state["curriculum"])
         self.step_done = state["step"]
-        self.metrics.truncate_after(self.step_done)
+        self.metrics.start(after_step=self.step_done)
         # The samplers must generate with the restored weights.
         self.rollouts.sync(self.learner.weight_update(self.step_done))
 
@@ -160,6 +158,7 @@ class GRPOTrainer:
 
     def step(self, step: int) -> dict[str, Any]:
         started = time.perf_counter()
+        bands_before = self.curriculum.level_bands()
         tasks = self.curriculum.sample(self.config.rollout.tasks_per_step)
         seeds = [derive_seed(self.config.seed, "train", step, i) for i in range(len(tasks))]
         groups = self._collect_train(step, tasks, seeds, "rollouts")
@@ -194,7 +193,13 @@ class GRPOTrainer:
             t_sync = time.perf_counter() - sync_started
         elapsed = time.perf_counter() - started
         record = _record(step, stats, update, t_rollout=t_rollout, t_sync=t_sync, elapsed=elapsed)
-        return record | _rollout_times(groups) | {"groups_resampled": resampled}
+        return (
+            record
+            | _rollout_times(groups)
+            | _rollout_tokens(groups)
+            | {"groups_resampled": resampled}
+            | band_moves(bands_before, self.curriculum.level_bands())
+        )
 
     def _collect_train(self, step: int, tasks: list[Any], seeds: list[int], phase: str) -> list[Group]:
         """One group per task, shown as `phase` of the step; the curriculum sees their pass rates."""
@@ -264,6 +269,17 @@ def _rollout_times(groups: list[Group]) -> dict[str, float | None]:
     return {"rollout_play_s": mean("seconds_play"), "rollout_grade_s": mean("seconds_grade")}
 
 
+def _rollout_tokens(groups: list[Group]) -> dict[str, int]:
+    """Tokens of every rollout of the step (groups without signal too): those the policy generated
+    and those it was given (prompts, tool results, chat-template glue)."""
+    samples = [s for g in groups for r in g.rollouts for s in r.samples]
+    generated = sum(s.model_tokens for s in samples)
+    return {
+        "tokens_prompt": sum(len(s.token_ids) for s in samples) - generated,
+        "tokens_generated": generated,
+    }
+
+
 def _record(
     step: int, stats: BatchStats, update: dict[str, Any], *, t_rollout: float, t_sync: float, elapsed: float
 ) -> dict[str, Any]:
@@ -293,6 +309,7 @@ def _record(
         "ratio_mean",
         "kl_sampler",
         "kl_ref",
+        "entropy",
         "tokens_model",
         "tokens_total",
     ):

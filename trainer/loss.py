@@ -7,6 +7,10 @@ Per model token t of a trajectory with advantage A:
     kl_t   = exp(ref_t - logp_t) - (ref_t - logp_t) - 1          (k3 estimator, >= 0)
     loss   = sum_t w_t * (pg_t + kl_coef * kl_t)
 
+kl_t is measured whatever kl_coef is (0 keeps it out of the loss), and so is
+the entropy of the policy's next-token distribution at each model token: the
+two numbers that show how far training has moved the policy.
+
 The weights w_t carry both the mask (0 on prompts, tool results, padding) and
 the normalisation, computed once for the whole batch so that gradient
 accumulation over micro-batches gives the same gradient as one big batch:
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -31,6 +35,13 @@ def token_logprobs(logits: torch.Tensor, token_ids: torch.Tensor, temperature: f
     targets = token_ids[:, 1:].unsqueeze(-1)
     picked = scaled.gather(-1, targets).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
     return torch.nn.functional.pad(picked, (1, 0), value=0.0)
+
+
+def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """Entropy (nats) of the distribution token i was sampled from, at `temperature`; shape [B, T], column 0 is 0."""
+    logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+    entropy = -(logp.exp() * logp).sum(dim=-1)
+    return torch.nn.functional.pad(entropy, (1, 0), value=0.0)
 
 
 def item_weights(items: Sequence[TrainItem], normalization: str) -> list[float]:
@@ -60,9 +71,10 @@ class LossStats:
     ratio: float = 0.0
     kl_sampler: float = 0.0
     kl_ref: float = 0.0
+    entropy: float = 0.0
 
     def add(self, other: LossStats) -> None:
-        for name in ("tokens", "clipped", "ratio", "kl_sampler", "kl_ref"):
+        for name in STAT_SUMS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def means(self) -> dict[str, float]:
@@ -72,7 +84,11 @@ class LossStats:
             "ratio_mean": self.ratio / n,
             "kl_sampler": self.kl_sampler / n,
             "kl_ref": self.kl_ref / n,
+            "entropy": self.entropy / n,
         }
+
+
+STAT_SUMS = tuple(f.name for f in fields(LossStats))  # summed over micro-batches and ranks
 
 
 def clipped_pg_loss(
@@ -85,11 +101,13 @@ def clipped_pg_loss(
     clip_high: float,
     ref_logp: torch.Tensor | None = None,
     kl_coef: float = 0.0,
+    entropy: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, LossStats]:
     """Weighted clipped surrogate loss (to minimise) and its token statistics.
 
-    logp, old_logp, weights, ref_logp: [B, T]; advantages: [B] (one per sequence) or [B, T].
-    Positions with weight 0 contribute nothing, whatever their logprobs hold.
+    logp, old_logp, weights, ref_logp, entropy: [B, T]; advantages: [B] (one per sequence) or [B, T].
+    Positions with weight 0 contribute nothing, whatever their logprobs hold. `entropy` (per token,
+    token_entropy) only enters the statistics.
     """
     mask = weights != 0
     adv = advantages.unsqueeze(-1) if advantages.dim() == 1 else advantages
@@ -114,5 +132,6 @@ def clipped_pg_loss(
             ratio=float((ratio * m).sum()),
             kl_sampler=float(((ratio - 1.0 - log_ratio) * m).sum()),
             kl_ref=float((kl_ref * m).sum()),
+            entropy=float((entropy * m).sum()) if entropy is not None else 0.0,
         )
     return loss, stats

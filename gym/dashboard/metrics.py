@@ -1,9 +1,10 @@
 """Training metrics as the trainer writes them: one JSON object per step in a JSONL file.
 
 The trainer logs many fields per step (reward mean/std, pass rate, advantage
-stats, KL, clip fraction, tokens, timings); the dashboard charts a few and
-tabulates the rest, so unknown fields are kept rather than refused. A line
-that does not parse (the trainer may be mid-write) is skipped and reported.
+stats, KL, entropy, clip fraction, tokens, timings, the curriculum's bands);
+the dashboard charts a few and tabulates the rest, so unknown fields are kept
+rather than refused. A line that does not parse (the trainer may be mid-write)
+is skipped and reported.
 """
 
 from __future__ import annotations
@@ -14,11 +15,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # Files the trainer is known to write; other *.jsonl files in the folders are listed too.
 METRICS_GLOB = "*.jsonl"
 MAX_DEPTH = 4
+
+
+class BandChange(BaseModel):
+    """A family level (or plain task) whose curriculum band changed during a step."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    level: str
+    from_: str = Field(alias="from")
+    to: str
 
 
 class StepMetrics(BaseModel):
@@ -30,6 +41,8 @@ class StepMetrics(BaseModel):
     reward_mean: float | None = None
     reward_std: float | None = None
     pass_rate: float | None = None
+    bands: dict[str, int] | None = None  # family levels per curriculum band after the step
+    band_changes: list[BandChange] = Field(default_factory=list)
 
     def numbers(self) -> dict[str, float]:
         """Every finite numeric field, for the table (nested dicts flattened with dots)."""
@@ -72,12 +85,20 @@ def read_metrics(path: Path) -> MetricsFile:
             try:
                 step = StepMetrics.model_validate(json.loads(line))
             except (json.JSONDecodeError, ValidationError, TypeError) as exc:
-                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "no integer 'step'"
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else _first_error(exc)
                 out.skipped.append(f"line {number}: {reason}")
                 continue
             by_step[step.step] = step
     out.steps = [by_step[k] for k in sorted(by_step)]
     return out
+
+
+def _first_error(exc: ValidationError | TypeError) -> str:
+    """What is wrong with a line that is JSON but not a step, in a few words."""
+    if isinstance(exc, TypeError) or not exc.errors():
+        return "not an object with an integer 'step'"
+    error = exc.errors()[0]
+    return f"{'.'.join(str(part) for part in error['loc']) or 'line'}: {error['msg']}"
 
 
 def find_metrics_files(roots: Sequence[Path]) -> list[Path]:

@@ -36,8 +36,11 @@ class Point:
 
 @dataclass(frozen=True)
 class Series:
+    """One line; `css` adds class names to its marks and legend swatch (a colour that means something)."""
+
     name: str
     points: Sequence[Point] = field(default_factory=tuple)
+    css: str = ""
 
 
 @dataclass(frozen=True)
@@ -250,12 +253,12 @@ def line_chart(
     for index, s in enumerate(series):
         _draw_series(svg, frame, s, index, band)
     if len(series) > 1:
-        _legend(svg, width, [s.name for s in series])
+        _legend(svg, width, series)
     return _markup(svg)
 
 
 def _draw_series(svg: ET.Element, frame: _Frame, s: Series, index: int, band: bool) -> None:
-    group = _sub(svg, "g", class_=f"series s{index}", data_series=s.name)
+    group = _sub(svg, "g", class_=f"series s{index} {s.css}".rstrip(), data_series=s.name)
     pts = sorted(s.points, key=lambda p: p.x)
     banded = [p for p in pts if p.lo is not None and p.hi is not None]
     if band and len(banded) > 1:
@@ -279,13 +282,13 @@ def _draw_series(svg: ET.Element, frame: _Frame, s: Series, index: int, band: bo
         _sub(dot, "title", f"{p.label or s.name} x={_fmt(p.x)}: {p.y:.3f}{interval}")
 
 
-def _legend(svg: ET.Element, width: int, names: Sequence[str]) -> None:
+def _legend(svg: ET.Element, width: int, series: Sequence[Series]) -> None:
     legend = _sub(svg, "g", class_="legend")
     x = width - RIGHT - 120
-    for index, name in enumerate(names):
+    for index, s in enumerate(series):
         y = TOP + 4 + index * 13
-        _sub(legend, "rect", x=x, y=y - 7, width=10, height=8, class_=f"swatch s{index}")
-        _sub(legend, "text", name, x=x + 14, y=y, class_="tick")
+        _sub(legend, "rect", x=x, y=y - 7, width=10, height=8, class_=f"swatch s{index} {s.css}".rstrip())
+        _sub(legend, "text", s.name, x=x + 14, y=y, class_="tick")
 
 
 def bar_chart(

@@ -63,3 +63,11 @@ def test_registry_did_you_mean():
         ConfigError, match="trainer.toy has no attribute 'ToyRolloutSourc'; did you mean 'ToyRolloutSource'"
     ):
         SOURCES.load("trainer.toy:ToyRolloutSourc")
+
+
+def test_too_hard_keeps_a_floor_and_left_out_bands_keep_their_default():
+    with pytest.raises(ConfigError, match="band_weights.too-hard must be above 0"):
+        build_config({"model": {"builder": "toy"}}, ["tasks.curriculum.band_weights.too-hard=0"])
+    cfg = build_config({"model": {"builder": "toy"}}, ["tasks.curriculum.band_weights.hard=0.3"])
+    weights = cfg.tasks.curriculum.band_weights
+    assert weights["hard"] == 0.3 and weights["target"] == 1.0 and weights["too-hard"] > 0

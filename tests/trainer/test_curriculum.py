@@ -9,7 +9,8 @@ import pytest
 
 from core.errors import ConfigError
 from gym.tasks import ModelBand
-from trainer.curriculum import Curriculum
+from trainer.config import CurriculumConfig
+from trainer.curriculum import Curriculum, band_moves
 
 MODEL = "hf:smollm2@0123456789ab"
 
@@ -148,3 +149,37 @@ def test_the_trainer_keys_its_model_as_calibrate_keys_the_hf_policys(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"weights")
     assert model_key(ModelConfig(path=str(tmp_path))) == policy_model_key("hf", {"model": str(tmp_path)})
     assert model_key(ModelConfig(builder="toy")) == "builder:toy"
+
+
+def test_a_too_hard_level_keeps_the_floor_weight_and_recovers_as_it_passes_again():
+    weights = CurriculumConfig().band_weights  # the shipped weights: too-hard has a floor above 0
+    tasks = [instance("price", 0, s, "target") for s in range(2)] + [
+        instance("sort", 0, s, "target") for s in range(2)
+    ]
+    cur = curriculum(tasks, weights, seed=0, window=32, min_observed=8)
+    cur.observe("acme/price-l0-s0", [False] * 8)  # 8 failures in a row: happens at a 10 % pass rate
+    assert cur.level_bands() == {"acme/price L0": "too-hard", "acme/sort L0": "target"}
+    assert cur.weights()[:2] == [weights["too-hard"]] * 2 and weights["too-hard"] > 0
+    drawn = [t.key for _ in range(400) for t in cur.sample(1)]
+    assert 0 < sum(k.startswith("acme/price") for k in drawn) < sum(k.startswith("acme/sort") for k in drawn)
+    # Its next rollouts move it back: 1 pass in 12 is hard, 4 in 16 is target.
+    cur.observe("acme/price-l0-s1", [True, False, False, False])
+    assert cur.level_bands()["acme/price L0"] == "hard" and cur.weights()[0] == weights["hard"]
+    cur.observe("acme/price-l0-s1", [True, True, True, False])
+    assert cur.level_bands()["acme/price L0"] == "target" and cur.weights()[0] == weights["target"]
+
+
+def test_band_moves_count_levels_per_band_and_name_the_ones_that_moved():
+    tasks = [instance("price", lv, s, "hard") for lv in (0, 1) for s in range(2)] + [T("acme/close", None)]
+    cur = curriculum(tasks, WEIGHTS, seed=0, min_observed=4)
+    before = cur.level_bands()
+    assert before == {"acme/price L0": "hard", "acme/price L1": "hard", "acme/close": "unbanded"}
+    cur.observe("acme/price-l0-s1", [True, True, True, False])  # 3/4: learned
+    cur.observe("acme/close", [True, False, False, False])  # 1/4: target
+    moves = band_moves(before, cur.level_bands())
+    assert moves["bands"] == {"too-hard": 0, "hard": 1, "target": 1, "too-easy": 1, "unbanded": 0}
+    assert moves["band_changes"] == [
+        {"level": "acme/price L0", "from": "hard", "to": "too-easy"},
+        {"level": "acme/close", "from": "unbanded", "to": "target"},
+    ]
+    assert band_moves(cur.level_bands(), cur.level_bands())["band_changes"] == []

@@ -35,7 +35,7 @@ def toy_config(out, **over):
         "model": {"builder": "toy"},
         "rollout": {"source": "toy", "group_size": 16, "tasks_per_step": 6},
         "sampling": {"max_new_tokens": 4},
-        "optim": {"lr": 0.003},
+        "optim": {"lr": 0.003, "warmup_steps": 0},  # as trainer/configs/toy.yaml
         "update": {"micro_batch_size": 96},
         "checkpoint": {"interval": 50},
     }

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from trainer.loss import clipped_pg_loss, item_weights, token_logprobs
+from trainer.loss import clipped_pg_loss, item_weights, token_entropy, token_logprobs
 from trainer.samples import Sample, TrainItem
 
 LN = math.log
@@ -94,3 +94,27 @@ def test_token_logprobs_alignment_and_temperature():
     for i in range(1, 4):
         expected = torch.log_softmax(logits[0, i - 1] / 2.0, dim=-1)[ids[0, i]]
         assert out[0, i].item() == pytest.approx(expected.item(), abs=1e-6)
+
+
+def test_token_entropy_by_hand_and_its_mean_over_model_tokens():
+    # Column i holds the entropy of the distribution token i was drawn from (logits of position i - 1).
+    # Position 0: probabilities (1/2, 1/4, 1/4) at temperature 1; position 1: all-equal logits over 3.
+    logits = torch.tensor([[[LN(2.0), 0.0, 0.0], [5.0, 5.0, 5.0], [9.0, -9.0, 0.0]]])
+    out = token_entropy(logits)
+    h0 = -(0.5 * LN(0.5) + 2 * 0.25 * LN(0.25))  # 1.5 ln 2
+    assert out[0].tolist() == pytest.approx([0.0, h0, LN(3)])
+    # Temperature flattens: logits (ln 2, 0, 0) at T=2 are probabilities proportional to (sqrt 2, 1, 1).
+    p = torch.tensor([2**0.5, 1.0, 1.0]) / (2 + 2**0.5)
+    assert token_entropy(logits, 2.0)[0, 1].item() == pytest.approx(float(-(p * p.log()).sum()))
+    # The statistics sum it over model tokens only (the weight-0 column is masked out).
+    zeros = torch.zeros(1, 3)
+    _, stats = clipped_pg_loss(
+        zeros,
+        zeros,
+        torch.tensor([1.0]),
+        torch.tensor([[0.0, 0.5, 0.5]]),
+        clip_low=0.2,
+        clip_high=0.2,
+        entropy=out,
+    )
+    assert stats.means()["entropy"] == pytest.approx((h0 + LN(3)) / 2)

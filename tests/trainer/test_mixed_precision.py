@@ -36,7 +36,7 @@ def _config(tmp_path, dtype="bfloat16"):
             "output_dir": str(tmp_path),
             "model": {"builder": "toy", "dtype": dtype},
             "rollout": {"source": "toy"},
-            "optim": {"lr": 1e-6},
+            "optim": {"lr": 1e-6, "warmup_steps": 0},  # the first step at lr 1e-6 itself
             "loss": {"old_logprobs": "recompute"},  # ratio 1: no token is clipped out of the gradient
         }
     )

@@ -1,4 +1,5 @@
-"""Training: reward mean and pass rate per step (GRPO), or the loss per step (SFT), from a metrics JSONL file.
+"""Training: reward mean and pass rate per step (GRPO), or the loss per step (SFT), from a metrics JSONL file;
+for GRPO also how the curriculum's levels move between bands (counts per band, and each move).
 
 Files are found under the configured paths only and addressed by a hash of
 their path, so the URL cannot name an arbitrary file on the machine.
@@ -13,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gym.dashboard import queries, svg
-from gym.dashboard.metrics import MetricsFile, StepMetrics, find_metrics_files, read_metrics
+from gym.dashboard.metrics import BandChange, MetricsFile, StepMetrics, find_metrics_files, read_metrics
 from gym.dashboard.pages.common import ctx, not_found
 
 TABLE_ROWS = 200  # the table shows the latest steps; the charts show them all
@@ -50,6 +51,8 @@ def training_detail(request: Request) -> Response:
         reward_chart=reward_chart(metrics),
         pass_chart=pass_chart(metrics),
         loss_chart=loss_chart(metrics),
+        band_chart=band_chart(metrics),
+        band_moves=band_moves(metrics),
         stored=stored,
         train_run=next((run for run, _ in stored if not run.endswith("-eval")), None),
     )
@@ -117,3 +120,30 @@ def loss_chart(metrics: MetricsFile):
     if not series.points or _series("train", metrics.steps, "reward_mean").points:
         return None
     return svg.line_chart([series], title="Loss per step", x_label="step", y_label="loss")
+
+
+def band_chart(metrics: MetricsFile):
+    """Family levels (and plain tasks) in each curriculum band after each step, one line per band that
+    ever held one; None for a file without bands (SFT, or a trainer from before they were logged)."""
+    counts = [(s.step, s.bands) for s in metrics.steps if s.bands is not None]
+    logged = dict.fromkeys(band for _, bands in counts for band in bands)  # in the trainer's order
+    names = [band for band in logged if any(bands.get(band) for _, bands in counts)]
+    if not names:
+        return None
+    series = [
+        svg.Series(
+            band,
+            [svg.Point(step, bands.get(band, 0), label=f"{band} step {step}") for step, bands in counts],
+            css=band,
+        )
+        for band in names
+    ]
+    return svg.line_chart(
+        series, title="Levels per curriculum band", x_label="step", y_label="levels", y_range=None, band=False
+    )
+
+
+def band_moves(metrics: MetricsFile) -> list[tuple[int, BandChange]]:
+    """(step, change) for every level that changed band, newest first, at most TABLE_ROWS."""
+    moves = [(s.step, change) for s in metrics.steps for change in s.band_changes]
+    return moves[::-1][:TABLE_ROWS]
