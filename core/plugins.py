@@ -8,7 +8,8 @@ add their own through Python entry points, with no change to egym:
     my-agent = "my_package.agent:MyPolicy"
 
 after which `--policy my-agent` works. A name may also be given directly as
-`module:attribute`. Unknown names fail with the closest known one.
+`module:attribute`. Unknown names fail with the closest known one; a name two installed
+packages give to different targets fails naming both.
 """
 
 from __future__ import annotations
@@ -37,16 +38,27 @@ class Registry:
             self._extras[name] = extra
 
     @cached_property
-    def _installed(self) -> dict[str, str]:
-        """Entry points of installed packages (read once per process)."""
-        return {ep.name: ep.value for ep in entry_points(group=self.group)}
+    def _installed(self) -> dict[str, list[str]]:
+        """Entry points of installed packages (read once per process): each name's targets, more than
+        one where packages clash."""
+        found: dict[str, list[str]] = {}
+        for ep in entry_points(group=self.group):
+            if ep.value not in found.setdefault(ep.name, []):
+                found[ep.name].append(ep.value)
+        return found
 
     def names(self) -> list[str]:
         return sorted({*self._builtin, *self._installed})
 
     def target(self, name: str) -> str:
         """The "module:attribute" a name stands for; the error type (with the closest name) when unknown."""
-        target = self._builtin.get(name) or self._installed.get(name)
+        installed = self._installed.get(name, [])
+        if len(installed) > 1 and name not in self._builtin:
+            raise self.error(
+                f"{self.kind} '{name}' is defined twice by installed packages ({' and '.join(sorted(installed))}): "
+                "uninstall one"
+            )
+        target = self._builtin.get(name) or next(iter(installed), None)
         if target is None and ":" in name:
             target = name
         if target is None:

@@ -10,7 +10,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from core.strict import StrictModel
 
 Role = Literal["system", "user", "assistant", "tool"]
 # Gymnasium's split: `answered` is termination (the agent finished); the
@@ -18,11 +20,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 StopReason = Literal["answered", "turn_limit", "time_limit", "context_limit", "error"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ToolCall(_Strict):
+class ToolCall(StrictModel):
     id: str
     name: str
     arguments: str = Field(description="JSON text exactly as the model wrote it (may be malformed).")
@@ -43,7 +41,7 @@ class ToolCall(_Strict):
         return value
 
 
-class Message(_Strict):
+class Message(StrictModel):
     """One chat message in OpenAI chat-completions shape."""
 
     role: Role
@@ -66,7 +64,7 @@ class Message(_Strict):
         return out
 
 
-class AssistantTurn(_Strict):
+class AssistantTurn(StrictModel):
     """What a policy returns for one turn."""
 
     content: str = ""
@@ -87,7 +85,7 @@ class AssistantTurn(_Strict):
         return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
 
 
-class ToolResult(_Strict):
+class ToolResult(StrictModel):
     call_id: str
     name: str
     output: str
@@ -96,7 +94,7 @@ class ToolResult(_Strict):
     fault: str | None = Field(None, description="Name of the injected fault, when this failure was injected.")
 
 
-class Step(_Strict):
+class Step(StrictModel):
     """One assistant turn and the results of the tool calls it made."""
 
     index: int
@@ -110,7 +108,7 @@ class Step(_Strict):
     compacted: bool = Field(False, description="Context management rewrote older turns before this one.")
 
 
-class Trajectory(_Strict):
+class Trajectory(StrictModel):
     task: str = Field(description="Task key, `world/task-id`.")
     policy: str
     model: str | None = None

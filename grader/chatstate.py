@@ -6,14 +6,12 @@ usernames sorted). Posts carry usernames, not ids, so checks read naturally.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from core.strict import StrictModel
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ChatUser(_Strict):
+class ChatUser(StrictModel):
     id: str
     username: str
     first_name: str = ""
@@ -22,7 +20,7 @@ class ChatUser(_Strict):
     position: str = ""
 
 
-class ChatChannel(_Strict):
+class ChatChannel(StrictModel):
     id: str
     name: str
     display_name: str = ""
@@ -32,12 +30,12 @@ class ChatChannel(_Strict):
     members: list[str] = Field(default_factory=list, description="Usernames.")
 
 
-class ChatReaction(_Strict):
+class ChatReaction(StrictModel):
     user: str
     emoji: str
 
 
-class ChatPost(_Strict):
+class ChatPost(StrictModel):
     id: str
     channel: str = Field(description="Channel name; `dm:alice,bob` for direct messages.")
     user: str = Field(description="Author's username.")
@@ -50,7 +48,7 @@ class ChatPost(_Strict):
     files: list[str] = Field(default_factory=list, description="Names of attached files.")
 
 
-class ChatSnapshot(_Strict):
+class ChatSnapshot(StrictModel):
     users: list[ChatUser] = Field(default_factory=list)
     channels: list[ChatChannel] = Field(default_factory=list)
     posts: list[ChatPost] = Field(default_factory=list)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
+
+from core.strict import StrictModel
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Cell(_Strict):
+class Cell(StrictModel):
     value: bool | int | float | str | None = Field(
         description="Computed value; None when the cell shows an error."
     )
@@ -24,29 +22,29 @@ class Cell(_Strict):
     text: str = Field(description="The text the cell shows.")
 
 
-class Sheet(_Strict):
+class Sheet(StrictModel):
     name: str
     cells: dict[str, Cell] = Field(description="Non-empty cells by address (A1).")
 
 
-class Spreadsheet(_Strict):
+class Spreadsheet(StrictModel):
     kind: Literal["spreadsheet"]
     sheets: list[Sheet]
 
 
-class Paragraph(_Strict):
+class Paragraph(StrictModel):
     style: str | None = None
     level: int | None = None
     text: str
 
 
-class TextDocument(_Strict):
+class TextDocument(StrictModel):
     kind: Literal["text"]
     paragraphs: list[Paragraph]
     tables: list[list[list[str]]]
 
 
-class Unreadable(_Strict):
+class Unreadable(StrictModel):
     error: str
 
 

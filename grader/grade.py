@@ -20,16 +20,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from core.shown import json_safe
+from core.strict import StrictModel
 
 Status = Literal["pass", "fail", "error"]
 Kind = Literal["python", "judge"]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 def _json_safe(value: str | None) -> str | None:
@@ -44,7 +41,7 @@ def _json_safe_tree(value: Any) -> Any:
     return _json_safe(value)
 
 
-class Verdict(_Strict):
+class Verdict(StrictModel):
     """One judge's answer for one item (a panel has several)."""
 
     model: str = Field(description="Judge model that gave this verdict.")
@@ -58,7 +55,7 @@ class Verdict(_Strict):
     _safe = field_validator("verdict", "reason", "error")(lambda v: _json_safe(v))
 
 
-class ItemResult(_Strict):
+class ItemResult(StrictModel):
     """How one rubric item (after expansion) fared."""
 
     id: str = Field(description="Item id, unique within the rubric after expansion.")
@@ -82,7 +79,7 @@ class ItemResult(_Strict):
         return self.points < 0
 
 
-class Grade(_Strict):
+class Grade(StrictModel):
     """A rubric's verdict on one rollout's final state. `str(grade)` is like '120/183'."""
 
     task: str = Field(description="Task key, `world/task-id`.")

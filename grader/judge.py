@@ -26,10 +26,11 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from core.errors import JudgeError
 from core.files import write_text_atomic
+from core.strict import StrictModel
 from grader.grade import Verdict
 from grader.rubric import JudgeItem, Panel, Scale
 
@@ -56,10 +57,8 @@ class SameModelError(JudgeError):
     """The judge would grade its own model's work; refused before grading starts."""
 
 
-class JudgeConfig(BaseModel):
+class JudgeConfig(StrictModel):
     """Where judge calls go and how they behave."""
-
-    model_config = ConfigDict(extra="forbid")
 
     base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
@@ -96,10 +95,8 @@ class JudgeConfig(BaseModel):
         return cls(**{k: v for k, v in {**values, **overrides}.items() if v is not None})
 
 
-class JudgeOptions(BaseModel):
+class JudgeOptions(StrictModel):
     """What a command changes of the environment's judge (`--judge-same-model`, ...); travels with each rollout."""
-
-    model_config = ConfigDict(extra="forbid")
 
     allow_same_model: bool = Field(False, description="Let the policy's own model judge its work.")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="Per-request timeout (default 60 s).")

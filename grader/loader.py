@@ -209,12 +209,12 @@ def load_rubric(path: str | Path) -> Rubric:
     return rubric
 
 
-def rubric_path_for(task_key: str, root: str | Path = "rubrics") -> Path:
-    """Where the rubric of task `world/task-id` lives."""
-    world, _, task_id = task_key.partition("/")
-    return Path(root) / world / f"{task_id}.json"
+def world_rubrics(world_dir: Path) -> Path:
+    """Where the rubrics of a world's tasks live: `<root>/rubrics/<world>/` beside the `<root>/tasks/<world>/`
+    that holds the world, in a checkout, a world package (gym.worlds) and an instance tree alike."""
+    return world_dir.parent.parent / "rubrics" / world_dir.name
 
 
 def rubric_for_task(task) -> Path:
-    """The rubric of a loaded `gym.tasks.Task`: `<repo>/rubrics/<world>/<task-id>.json` next to `<repo>/tasks/`."""
-    return Path(task.path).resolve().parent.parent.parent / "rubrics" / task.world / f"{task.id}.json"
+    """The rubric of a loaded `gym.tasks.Task`: `<task-id>.json` in its world's rubrics folder."""
+    return world_rubrics(Path(task.path).resolve().parent) / f"{task.id}.json"

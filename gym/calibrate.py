@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from gym.tasks import Band, BandEvidence
 
@@ -178,13 +177,14 @@ async def calibrate_run(
 def _save(tasks, model: str, band: Band, evidence: BandEvidence) -> None:
     from gym.families import families, family_level, save_family_band
     from gym.tasks import save_band
+    from gym.worlds import world_dir
 
     parts = family_level(tasks[0].key)
     if parts is None:
         save_band(tasks[0], model, band, evidence)
         return
     world, name = parts[0].split("/")
-    save_family_band(families((Path("tasks") / world).resolve())[name], parts[1], model, band, evidence)
+    save_family_band(families(world_dir(world))[name], parts[1], model, band, evidence)
 
 
 def calibration_table(results: list[Calibration], *, written: bool = False, min_samples: int = MIN_SAMPLES):

@@ -4,8 +4,8 @@
         trajectory = await episode.play(policy, HarnessConfig(max_turns=8))
         grade = await episode.grade(trajectory)
 
-Everything that runs a task goes through here: `run_rollout` (egym rollout,
-batch, calibrate, validate), the trainer's rollout source, `egym grade`'s replay,
+Everything that runs a task goes through here: `gym.rollout.play_rollout` (egym
+rollout, batch, calibrate, validate, the trainer's rollout source), `egym grade`'s replay,
 the initial-query expansion and `ToolSession`, the same episode driven one tool
 call at a time by a client outside the harness (the ORS server, gym/interop). The
 container itself is started and removed only by gym.sandbox.launch.task_sandbox.

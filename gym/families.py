@@ -50,6 +50,8 @@ import yaml
 
 from core.errors import TaskError
 from grader.claims import CHECK as CLAIM_CHECK
+from grader.loader import world_rubrics
+from gym import worlds
 from gym.tasks import (
     Band,
     BandEvidence,
@@ -206,9 +208,13 @@ def _failed_line(exc: BaseException, file: Path) -> int | None:
 
 
 def _import(path: Path, name: str, where: str) -> ModuleType:
-    world_dir = path.parent.parent
-    if str(world_dir) not in sys.path:
-        sys.path.insert(0, str(world_dir))  # the world's generator (e.g. acmegen) is importable by name
+    world = path.parent.parent
+    if str(world) not in sys.path:
+        sys.path.insert(0, str(world))  # the world's generator (e.g. acmegen) is importable by name
+    # The root holding rubrics/<world>/: the world's checks import as rubrics.<world>.checks from any instance.
+    root = world.parent.parent
+    if world_rubrics(world).is_dir() and str(root) not in sys.path:
+        sys.path.append(str(root))
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise TaskError(f"{path}: not a Python file")
@@ -480,7 +486,8 @@ def _parse_levels_seeds(text: str | None, default: list[int]) -> list[int]:
 
 
 def resolve(refs: list[str | Path], *, seeds: str | None = None, levels: str | None = None) -> list[Task]:
-    """Tasks from task folders, families (`tasks/acme/families/x.py` or `acme/x`) and instance ids (`acme/x-l0-s3`).
+    """Tasks from task folders, worlds (`acme`), hand-written tasks (`acme/q1-close`), families
+    (`tasks/acme/families/x.py` or `acme/x`) and instance ids (`acme/x-l0-s3`).
 
     A family gives its instances at `levels` (default: all) and `seeds` (default 0-9;
     `acme/x@0-199` gives a family its own).
@@ -489,7 +496,7 @@ def resolve(refs: list[str | Path], *, seeds: str | None = None, levels: str | N
     for ref in map(str, refs):
         selected = select_family(ref, seeds=seeds, levels=levels)
         found = (
-            discover_tasks(ref.partition("@")[0])
+            discover_tasks(task_folder(ref))
             if selected is None
             else [materialize(selected.family, level, seed) for level, seed in selected.instances]
         )
@@ -513,8 +520,9 @@ def select_family(
     """What a family ref picks: `tasks/acme/families/x.py` or `acme/x` its `levels` (default: all) at
     `seeds` (default 0..default_seeds-1; `acme/x@0-199` its own), `acme/x-l0-s3` that instance.
 
-    None for a file or folder that is no family file (a task folder, a world); TaskError for a ref
-    that names nothing, or a family that fails to load.
+    A world is found by name (gym.worlds) whatever the working directory. None for what is no
+    family: a file or folder, a world (`acme`) or a hand-written task (`acme/q1-close`), which
+    `task_folder` locates; TaskError for a ref that names nothing, or a family that fails to load.
     """
     ref, _, own_seeds = ref.partition("@")  # acme/product-price@0-199
     path = Path(ref)
@@ -523,19 +531,39 @@ def select_family(
     if path.exists():
         return None
     world, _, name = ref.partition("/")
-    world_dir = (Path("tasks") / world).resolve()
-    if not name or not (world_dir / "world.yaml").is_file():
+    if not world:
         raise TaskError(f"{ref}: no such task folder, family or instance")
-    known, broken = load_families(world_dir)
+    try:
+        folder = worlds.world_dir(world)
+    except TaskError as exc:
+        raise TaskError(f"{ref}: no such task folder, and {exc}") from None
+    if not name:
+        return None
+    known, broken = load_families(folder)
     match = INSTANCE_ID.match(name)
     if match and match["family"] in known.keys() | broken.keys():
-        family = _named(world_dir, match["family"])
+        family = _named(folder, match["family"])
         return Selection(family, [(int(match["level"]), int(match["seed"]))])
     if name in known.keys() | broken.keys():
-        return _all_instances(_named(world_dir, name), own_seeds or seeds, levels, default_seeds)
+        return _all_instances(_named(folder, name), own_seeds or seeds, levels, default_seeds)
+    if (folder / name / "task.yaml").is_file():
+        return None
     from core.validation import closest
 
-    raise TaskError(f"{ref}: no family or instance {name!r} in tasks/{world}{closest(name, known)}")
+    tasks = [file.parent.name for file in folder.glob("*/task.yaml")]
+    raise TaskError(
+        f"{ref}: no family, instance or task {name!r} in {shown(folder)}{closest(name, [*known, *tasks])}"
+    )
+
+
+def task_folder(ref: str) -> Path:
+    """The folder a ref that is no family names: the path as given when it exists, else a world by
+    name (`acme`) or one of its hand-written tasks (`acme/q1-close`) wherever the world is installed."""
+    ref = ref.partition("@")[0]
+    if Path(ref).exists():
+        return Path(ref)
+    world, _, name = ref.partition("/")
+    return worlds.world_dir(world) / name
 
 
 def _named(world_dir: Path, name: str) -> Family:

@@ -22,7 +22,7 @@ import yaml
 from core.errors import EgymError, RubricError, TaskError
 from grader.lint import LintReport, lint_rubric
 from grader.lint_holes import prompt_states, reference_misses
-from grader.loader import Problem, load_rubric, rubric_for_task
+from grader.loader import Problem, load_rubric, rubric_for_task, world_rubrics
 from gym.families import (
     Family,
     FamilyError,
@@ -32,6 +32,7 @@ from gym.families import (
     materialize,
     select_family,
     shown,
+    task_folder,
 )
 from gym.family_sources import traced_generate
 from gym.sandbox.overlay import overlay_tar
@@ -287,10 +288,22 @@ def lint_world(file: Path, report: LintReport) -> None:
         report.problems.append(task_problem(file, exc))
 
 
+def _folders(ref: str) -> list[Path]:
+    """What a ref that is no family lints: the path as given, a world by name (`acme`) with its rubrics,
+    or a hand-written task (`acme/q1-close`) with its rubric, shown relative to here when under it."""
+    if Path(ref).exists():
+        return [Path(ref)]
+    folder = task_folder(ref)
+    world = folder if (folder / "world.yaml").is_file() else folder.parent
+    rubric = world_rubrics(world) if folder == world else world_rubrics(world) / f"{folder.name}.json"
+    return [shown(p) for p in (folder, rubric) if p.exists()]
+
+
 def lint(paths: list[str | Path]) -> LintReport:
-    """Check every task, world, rubric and family under `paths`, which may also name one family
-    (`acme/x`, `tasks/acme/families/x.py`), one instance (`acme/x-l0-s3`) or a world's families
-    (`tasks/acme/families`); never raises for bad files, TaskError when they select nothing."""
+    """Check every task, world, rubric and family under `paths`, which may also name a world (`acme`),
+    a hand-written task (`acme/q1-close`), one family (`acme/x`, `tasks/acme/families/x.py`), one
+    instance (`acme/x-l0-s3`) or a world's families (`tasks/acme/families`); never raises for bad
+    files, TaskError when they select nothing."""
     report = LintReport()
     roots: list[Path] = []
     family_worlds: list[Path] = []
@@ -309,7 +322,7 @@ def lint(paths: list[str | Path]) -> LintReport:
             report.problems.append(Problem(ref, "$", str(exc).removeprefix(f"{ref}: ")))
             continue
         if selected is None:
-            roots.append(path)
+            roots += _folders(ref)
         else:
             selections.append(selected)
     tasks, worlds, rubrics = discover(roots)

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from core.errors import TaskError
+from core.strict import StrictModel
 from core.validation import describe_validation_error
 
 App = Literal["postgres", "chat", "office"]
@@ -21,11 +22,7 @@ Split = Literal["train", "val", "test"]
 Band = Literal["too-easy", "target", "hard", "too-hard"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class Overlay(_Strict):
+class Overlay(StrictModel, allow_inf_nan=False):
     """Files applied to a fresh container, paths relative to the YAML file's folder."""
 
     sql: list[str] = Field(
@@ -37,7 +34,7 @@ class Overlay(_Strict):
     workspace: str | None = Field(None, description="A folder whose contents are copied into /workspace.")
 
 
-class AgentIdentity(_Strict):
+class AgentIdentity(StrictModel, allow_inf_nan=False):
     """Who the agent is in the world."""
 
     name: str = Field(description="The employee's full name.")
@@ -49,7 +46,7 @@ class AgentIdentity(_Strict):
     )
 
 
-class World(_Strict):
+class World(StrictModel, allow_inf_nan=False):
     """A company that tasks are set in, with its initial state."""
 
     name: str = Field(description="Folder name and id of the world, e.g. 'acme'.")
@@ -72,7 +69,7 @@ TIME_LIMIT_S = (1, 86_400)
 TOOL_TIMEOUT_S = (0.1, 3600)
 
 
-class Limits(_Strict):
+class Limits(StrictModel, allow_inf_nan=False):
     max_turns: int = Field(
         30, ge=1, le=MAX_TURNS, description="Assistant turns before the episode is truncated."
     )
@@ -84,7 +81,7 @@ class Limits(_Strict):
     )
 
 
-class BandEvidence(_Strict):
+class BandEvidence(StrictModel, allow_inf_nan=False):
     """What a band was measured from: written next to it by `egym calibrate`."""
 
     pass_rate: float = Field(ge=0, le=1)
@@ -98,7 +95,7 @@ class BandEvidence(_Strict):
     )
 
 
-class ModelBand(_Strict):
+class ModelBand(StrictModel, allow_inf_nan=False):
     """One model's band of a task or family level, and its measurement."""
 
     band: Band
@@ -118,7 +115,7 @@ def bands_of(entry: dict) -> dict:
     return bands
 
 
-class Task(_Strict):
+class Task(StrictModel, allow_inf_nan=False):
     """One thing an employee is asked to do, with its reference solution."""
 
     id: str = Field(description="Unique within the world; equals the folder name.")

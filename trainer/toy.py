@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from core.errors import ConfigError
+from core.strict import StrictModel
 from core.validation import describe_validation_error
 from trainer.samples import Group, Rollout, Sample
 
@@ -79,10 +80,9 @@ class ToyTask:
         return {}  # never calibrated: sampled as unbanded
 
 
-class ToyOptions(BaseModel):
+class ToyOptions(StrictModel):
     """`rollout.options` for the toy source."""
 
-    model_config = ConfigDict(extra="forbid")
     words: list[str] = Field(default_factory=lambda: list(WORDS), description="One task per word.")
     repeats: int = Field(3, ge=1, description="How many times the word must be repeated.")
 

@@ -20,7 +20,7 @@ from grader.judge import JudgeOptions
 from gym.batch.executors import Executor
 from gym.batch.progress import BatchProgress, NullProgress
 from gym.harness.config import HarnessConfig, harness_config
-from gym.rollout import RolloutOutcome, RolloutSpec, describe_error
+from gym.rollout import RolloutSpec, run_and_save
 from gym.store import RolloutRow, Store
 from gym.tasks import Task
 
@@ -135,20 +135,8 @@ async def run_batch(
             if not store.claim(row.id, owner):
                 return
             progress.started(row)
-            spec = _spec(run_id, row, tasks[row.task], req)
-            try:
-                outcome = await executor.run(spec)
-            except Exception as exc:  # noqa: BLE001 - an executor failure is this rollout's failure
-                outcome = RolloutOutcome(
-                    rollout_id=row.id, task=row.task, sample=row.sample, error=describe_error(exc)
-                )
-            store.record(
-                row.id,
-                trajectory=outcome.trajectory,
-                grade=outcome.grade,
-                passed=outcome.passed,
-                seconds=outcome.seconds,
-                error=outcome.error,
+            outcome = await run_and_save(
+                store, row.id, _spec(run_id, row, tasks[row.task], req), executor.run
             )
             failed += not outcome.ok
             progress.finished(row, outcome)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from rich.console import Console
@@ -11,7 +12,7 @@ from core.trajectory import Step
 from grader.judge import JudgeOptions
 from gym.batch.view import grade_view, header, render_step
 from gym.harness.config import HarnessConfig, harness_config
-from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, resolve_rollout_fn, run_rollout
+from gym.rollout import RolloutSpec, resolve_rollout_fn, run_and_save, run_rollout
 from gym.store import RolloutRow, Store
 from gym.tasks import Task
 
@@ -33,6 +34,8 @@ async def run_single(
     """Run and store one rollout of `task`; returns the stored row."""
     console = console or Console()
     harness = harness_config(harness)
+    # A `--rollout-fn` stand-in replaces the whole rollout (tests); it fails here, before anything is stored.
+    stand_in = resolve_rollout_fn(rollout_fn) if rollout_fn else None
     owner = owner_label()
     run = store.create_run(
         run_id,
@@ -68,18 +71,11 @@ async def run_single(
     def on_step(step: Step) -> None:
         console.print(render_step(step))
 
+    rollout = stand_in or functools.partial(run_rollout, on_step=on_step)
     status = "interrupted"
     try:
         with console.status("running the episode…"):
-            outcome = await _run(spec, rollout_fn, on_step)
-        store.record(
-            row.id,
-            trajectory=outcome.trajectory,
-            grade=outcome.grade,
-            passed=outcome.passed,
-            seconds=outcome.seconds,
-            error=outcome.error,
-        )
+            outcome = await run_and_save(store, row.id, spec, rollout)
         status = "done" if outcome.ok else "failed"
     finally:
         store.finish_run(run.id, status)
@@ -87,14 +83,3 @@ async def run_single(
     if outcome.grade is not None:
         console.print(grade_view(outcome.grade))
     return store.get_rollout(row.id)
-
-
-async def _run(spec: RolloutSpec, rollout_fn: str | None, on_step) -> RolloutOutcome:
-    try:
-        if rollout_fn is None:
-            return await run_rollout(spec, on_step=on_step)
-        return await resolve_rollout_fn(rollout_fn)(spec)
-    except Exception as exc:  # noqa: BLE001 - stored as the rollout's error
-        return RolloutOutcome(
-            rollout_id=spec.rollout_id, task=spec.task, sample=spec.sample, error=describe_error(exc)
-        )

@@ -16,18 +16,20 @@ console = Console(highlight=False, soft_wrap=True)
 def lint(
     paths: list[str] = typer.Argument(
         None,
-        help="Task/world/rubric files or folders, a family (acme/order-status, tasks/acme/families/order_status.py), "
-        "an instance (acme/order-status-l0-s3) or a world's families (tasks/acme/families); default: tasks rubrics.",
+        help="Task/world/rubric files or folders, a world (acme), a hand-written task (acme/q1-close), a family "
+        "(acme/order-status, tasks/acme/families/order_status.py), an instance (acme/order-status-l0-s3) or a "
+        "world's families (tasks/acme/families); default: every world (egym tasks list) with its rubrics.",
     ),
     strict: bool = typer.Option(False, "--strict", help="Fail on warnings too."),
 ) -> None:
     """Check tasks, rubrics and families: schema, check references, argument names, ids, points, evidence;
     a family's problems are shown at its source line."""
     from gym.lint import lint as run_lint
+    from gym.worlds import world_dirs
 
-    roots = paths or [str(p) for p in (Path("tasks"), Path("rubrics")) if p.exists()]
+    roots = paths or list(world_dirs())
     if not roots:
-        console.print("nothing to lint: no tasks/ or rubrics/ here; pass paths")
+        console.print("nothing to lint: no world is installed and there is no ./tasks; pass paths")
         raise typer.Exit(2)
     report = run_lint(roots)
     for problem in report.problems:
@@ -52,7 +54,11 @@ def grade(
     rubric: Path | None = typer.Option(
         None, "--rubric", help="Grade with this rubric file instead of the task's."
     ),
-    tasks: Path = typer.Option(Path("tasks"), "--tasks", help="Folder holding <world>/<task-id>/task.yaml."),
+    tasks: Path | None = typer.Option(
+        None,
+        "--tasks",
+        help="Folder holding <world>/<task-id>/task.yaml (default: the task's world, wherever it is installed).",
+    ),
     save: bool = typer.Option(True, "--save/--no-save", help="Replace the stored grade with the new one."),
     judge_same_model: bool = typer.Option(
         False, "--judge-same-model", help="Allow the policy's model as judge."
@@ -68,6 +74,7 @@ def grade(
     from grader.judge import JudgeOptions
     from grader.loader import load_rubric
     from gym.episode import make_judge
+    from gym.families import resolve
     from gym.regrade import replay_and_grade, replay_differences
     from gym.rollout import passed
     from gym.store import Store
@@ -80,8 +87,7 @@ def grade(
         raise StoreError(
             f"rollout {row.id} has no stored trajectory (status {row.status}): nothing to replay"
         )
-    world, _, task_id = row.task.partition("/")
-    task = load_task(tasks / world / task_id)
+    task = load_task(tasks / row.task) if tasks else resolve([row.task])[0]
     judge = make_judge(trajectory.model, JudgeOptions(allow_same_model=judge_same_model))
     old = row.grade_model()
     new, replayed = asyncio.run(

@@ -15,8 +15,11 @@ def serve(
     store: str | None = STORE,
     port: int = typer.Option(8765, "--port", help="TCP port to listen on."),
     host: str = HOST,
-    tasks: Path = typer.Option(
-        Path("tasks"), "--tasks", help="Task folders and families, for the library, prompts and bands."
+    tasks: Path | None = typer.Option(
+        None,
+        "--tasks",
+        help="A folder of worlds (<world>/world.yaml) for the library, prompts and bands "
+        "(default: every world installed or in ./tasks).",
     ),
     metrics: list[Path] = typer.Option(
         None, "--metrics", help="Training metrics JSONL file or folder (repeatable; default: runs/)."

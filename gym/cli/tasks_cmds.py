@@ -13,26 +13,32 @@ from gym.cli.output import emit, emit_json
 tasks_app = typer.Typer(
     help="Tasks and task families: list, show one, sample instances.", no_args_is_help=True
 )
-WORLDS = typer.Argument(None, help="World folders (default: every tasks/<world>).")
+WORLDS = typer.Argument(
+    None, help="Worlds by name (acme) or folder (default: every world installed or in ./tasks)."
+)
 
 
-def _worlds(worlds: list[Path] | None) -> list[Path]:
-    return [w.resolve() for w in (worlds or sorted(p.parent for p in Path("tasks").glob("*/world.yaml")))]
+def _worlds(worlds: list[str] | None) -> list[Path]:
+    from gym.worlds import world_dir, world_dirs
+
+    return [world_dir(w) for w in worlds] if worlds else list(world_dirs().values())
 
 
 @tasks_app.command("list")
 @friendly
-def list_(worlds: list[Path] = WORLDS, as_json: bool = JSON) -> None:
+def list_(worlds: list[str] = WORLDS, as_json: bool = JSON) -> None:
     """Every family (its levels, split and distinct instances) and every hand-written task, per world."""
     from rich.table import Table
 
     from core.errors import TaskError
     from gym.families import COUNT_SEEDS
 
-    entries = _library(_worlds(worlds))
+    folders = _worlds(worlds)
+    entries = _library(folders)
     if not entries:
+        where = ", ".join(f"world {f.name}" for f in folders) or "any world (none is installed or in ./tasks)"
         raise TaskError(
-            "no tasks here: no tasks/<world>/world.yaml with families or tasks; pass world folders"
+            f"no tasks here: no family or hand-written task in {where}; `egym new world NAME` starts one"
         )
     if as_json:
         emit_json(entries)
@@ -61,7 +67,7 @@ def list_(worlds: list[Path] = WORLDS, as_json: bool = JSON) -> None:
 def _library(worlds: list[Path]) -> list[dict]:
     """Each world's families (distinct instances per level over the counted seeds) and hand-written tasks."""
     from gym.families import families, instance_counts
-    from gym.tasks import discover_tasks
+    from gym.tasks import load_task
 
     entries: list[dict] = []
     for world in worlds:
@@ -80,7 +86,7 @@ def _library(worlds: list[Path]) -> list[dict]:
                     "title": family.title,
                 }
             )
-        for task in discover_tasks(world):
+        for task in (load_task(file.parent) for file in sorted(world.glob("*/task.yaml"))):
             entries.append(
                 {
                     "world": world.name,
@@ -134,7 +140,8 @@ def sample(
 
 
 new_app = typer.Typer(
-    help="Scaffolds: a new task family that lints and validates, to edit.", no_args_is_help=True
+    help="Scaffolds that lint and validate as they are, to edit: a task family, a world package.",
+    no_args_is_help=True,
 )
 
 
@@ -142,16 +149,36 @@ new_app = typer.Typer(
 @friendly
 def new_family(
     name: str = typer.Argument(..., help="The family's name, e.g. order-status (a file order_status.py)."),
-    world: Path = typer.Option(Path("tasks/acme"), "--world", help="The world folder it belongs to."),
+    world: str = typer.Option("acme", "--world", help="The world it belongs to, by name or folder."),
 ) -> None:
-    """Write tasks/<world>/families/<name>.py: a working one-level family to turn into real work
+    """Write <world>/families/<name>.py: a working one-level family to turn into real work
     (refused when a hand-written task of the world has the name)."""
     from gym.authoring import write_scaffold
+    from gym.worlds import world_dir
 
-    path = write_scaffold(world, name)
+    folder = world_dir(world)
+    path = write_scaffold(folder, name)
     typer.echo(f"wrote {path}")
     typer.echo(
-        f"next: egym tasks show {world.name}/{name}-l0-s0, then egym validate '{world.name}/{name}@0-3'"
+        f"next: egym tasks show {folder.name}/{name}-l0-s0, then egym validate '{folder.name}/{name}@0-3'"
+    )
+
+
+@new_app.command("world")
+@friendly
+def new_world(
+    name: str = typer.Argument(..., help="The world's name, e.g. northwind."),
+    folder: Path = typer.Option(Path("."), "--dir", help="Where the package's folder <name>/ is written."),
+) -> None:
+    """Write a world as a Python package of its own: pyproject.toml with its egym.worlds entry point,
+    world.yaml, a small initial state, one family and the rubrics folder."""
+    from gym.world_scaffold import write_world
+
+    root = write_world(name, folder)
+    typer.echo(f"wrote {root}")
+    typer.echo(
+        f"next: pip install -e {root}, then egym lint {name}/stock-check and "
+        f"egym validate {name}/stock-check --levels 0 --seeds 0"
     )
 
 

@@ -22,8 +22,10 @@ class DashboardConfig(BaseModel):
     store: str | None = Field(
         None, description="Run store URL or SQLite path (default: $EGYM_STORE, .egym/runs.db)."
     )
-    tasks_dir: Path = Field(
-        Path("tasks"), description="Task folders and families, for the library, prompts and bands (optional)."
+    tasks_dir: Path | None = Field(
+        None,
+        description="A folder of worlds (<world>/world.yaml), for the library, prompts and bands "
+        "(default: every world, gym.worlds).",
     )
     metrics: list[Path] = Field(
         default_factory=lambda: [Path("runs")],

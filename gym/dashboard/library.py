@@ -20,6 +20,7 @@ from core.errors import TaskError
 from gym.dashboard.queries import PassCounts
 from gym.families import COUNT_SEEDS, Family, families, family_bands, family_level, generate, instance_counts
 from gym.tasks import Band, ModelBand, Task, load_task
+from gym.worlds import world_dirs, worlds_in
 
 UNBANDED = "unbanded"
 BANDS = (*get_args(Band), UNBANDED)
@@ -61,23 +62,34 @@ class Instance:
         return sum(n.rollouts for n in self.figures.values())
 
 
-def folder_tasks(tasks_dir: Path) -> dict[str, Task]:
-    """Every valid task under `tasks_dir` (a broken task.yaml is `egym lint`'s business, not the dashboard's)."""
+def world_folders(tasks_dir: Path | None) -> dict[str, Path]:
+    """The worlds the library shows by name: those under `tasks_dir`, or every world (gym.worlds) when
+    None; none where a world's name is defined twice or its entry point is broken (`egym tasks list`
+    says which)."""
+    try:
+        return worlds_in(tasks_dir) if tasks_dir is not None else world_dirs()
+    except TaskError:
+        return {}
+
+
+def folder_tasks(tasks_dir: Path | None) -> dict[str, Task]:
+    """Every valid hand-written task of the worlds (a broken task.yaml is `egym lint`'s business, not the
+    dashboard's)."""
     found = {}
-    for file in sorted(tasks_dir.glob("*/*/task.yaml")) if tasks_dir.is_dir() else []:
-        try:
-            task = load_task(file.parent)
-        except TaskError:
-            continue
-        found[task.key] = task
+    for world_dir in world_folders(tasks_dir).values():
+        for file in sorted(world_dir.glob("*/task.yaml")):
+            try:
+                task = load_task(file.parent)
+            except TaskError:
+                continue
+            found[task.key] = task
     return found
 
 
-def library_families(tasks_dir: Path) -> dict[str, Family]:
-    """Every family under `tasks_dir` by `world/name`; a world whose families fail to import is left out."""
+def library_families(tasks_dir: Path | None) -> dict[str, Family]:
+    """Every family of the worlds by `world/name`; a world whose families fail to import is left out."""
     found = {}
-    for folder in sorted(tasks_dir.glob("*/families")) if tasks_dir.is_dir() else []:
-        world_dir = folder.parent.resolve()
+    for world_dir in world_folders(tasks_dir).values():
         try:
             found |= {f"{world_dir.name}/{name}": f for name, f in families(world_dir).items()}
         except TaskError:
@@ -105,8 +117,8 @@ def _world_facts(world_dir: Path) -> tuple[dict, dict]:
     return bands, counts
 
 
-def rows(tasks_dir: Path, counts: Counts) -> list[Row]:
-    """The library's family levels and tasks, with those in the store but not under `tasks_dir`, by key."""
+def rows(tasks_dir: Path | None, counts: Counts) -> list[Row]:
+    """The library's family levels and tasks, with those in the store but not in its worlds, by key."""
     tasks = folder_tasks(tasks_dir)
     found = library_families(tasks_dir)
     figures: dict[tuple[str, int | None], Figures] = defaultdict(dict)

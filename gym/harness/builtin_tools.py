@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from core.strict import StrictModel
 from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
 from gym.harness.tool import ToolError, ToolSpec, tool
 from gym.sandbox.base import Sandbox
 
 
-class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class TodoItem(StrictModel):
     content: str = Field(description="What to do, in a few words.")
     status: Literal["pending", "in_progress", "completed"] = "pending"
 

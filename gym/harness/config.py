@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from core.errors import ConfigError
+from core.strict import StrictModel
 from core.validation import describe_validation_error
 from gym.tasks import MAX_TURNS, TIME_LIMIT_S, TOOL_TIMEOUT_S, Limits, Task
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class FaultConfig(_Strict):
+class FaultConfig(StrictModel, allow_inf_nan=False):
     """Injected app failures, to train robustness. Off unless `rate` > 0."""
 
     rate: float = Field(0.0, ge=0, le=1, description="Fraction of MCP tool calls that fail.")
@@ -23,7 +20,7 @@ class FaultConfig(_Strict):
     servers: list[str] | None = Field(None, description="Servers whose calls may fail (default: all).")
 
 
-class ContextConfig(_Strict):
+class ContextConfig(StrictModel, allow_inf_nan=False):
     """When and how the transcript is compacted to fit the model's window."""
 
     window: int | None = Field(
@@ -48,7 +45,7 @@ class ContextConfig(_Strict):
     )
 
 
-class HarnessConfig(_Strict):
+class HarnessConfig(StrictModel, allow_inf_nan=False):
     """How one episode is run. Limits default to the task's own."""
 
     max_turns: int | None = Field(None, ge=1, le=MAX_TURNS, description="Override task.limits.max_turns.")

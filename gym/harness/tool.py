@@ -23,8 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
+from core.strict import StrictModel
 from core.validation import describe_validation_error
 
 
@@ -95,6 +96,6 @@ def tool(fn: Callable[..., Awaitable[str]]) -> ToolSpec:
     for param in list(inspect.signature(fn).parameters.values())[1:]:
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints[param.name], Field(default, description=arg_docs.get(param.name)))
-    model = create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
+    model = create_model(f"{fn.__name__}_args", __base__=StrictModel, **fields)
     parameters = _strip_titles(model.model_json_schema())
     return ToolSpec(fn.__name__.rstrip("_"), description, parameters, model, fn)

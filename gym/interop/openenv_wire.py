@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from core.strict import StrictModel
 from core.trajectory import Message, ToolResult
 from core.validation import describe_validation_error
 from grader.grade import Grade
@@ -27,11 +28,7 @@ from gym.tasks import Task
 LIMIT_STOPS = ("turn_limit", "time_limit", "context_limit")  # truncated, in Gymnasium's words
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ResetBody(_Strict):
+class ResetBody(StrictModel):
     """reset()'s keyword arguments: a task by key, or by split and index (or seed); none: a random train task."""
 
     task: str | None = Field(
@@ -47,12 +44,12 @@ class ResetBody(_Strict):
     episode_id: str | None = Field(None, min_length=1, max_length=255)
 
 
-class ListToolsAction(_Strict):
+class ListToolsAction(StrictModel):
     type: Literal["list_tools"] = "list_tools"
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class CallToolAction(_Strict):
+class CallToolAction(StrictModel):
     type: Literal["call_tool"] = "call_tool"
     tool_name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -65,7 +62,7 @@ class Action(BaseModel):
     action: ListToolsAction | CallToolAction = Field(discriminator="type")
 
 
-class StepBody(_Strict):
+class StepBody(StrictModel):
     """POST /step: OpenEnv's StepRequest plus the episode it is for (HTTP has no connection to hold it)."""
 
     action: dict[str, Any]
@@ -74,7 +71,7 @@ class StepBody(_Strict):
     request_id: str | None = None
 
 
-class SubmitArgs(_Strict):
+class SubmitArgs(StrictModel):
     answer: str
 
 
@@ -260,7 +257,7 @@ def schemas() -> dict[str, Any]:
 RPC_INVALID_REQUEST, RPC_NO_METHOD, RPC_INVALID_PARAMS, RPC_SERVER_ERROR = -32600, -32601, -32602, -32000
 
 
-class RpcRequest(_Strict):
+class RpcRequest(StrictModel):
     jsonrpc: Literal["2.0"]
     method: str
     params: dict[str, Any] = Field(default_factory=dict)

@@ -12,11 +12,12 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError, model_validator
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from core.strict import StrictModel
 from core.trajectory import ToolResult
 from core.validation import describe_validation_error
 from grader.grade import Grade
@@ -41,11 +42,7 @@ ITEM_FIELDS = {"id", "description", "section", "kind", "points", "status", "earn
 B = TypeVar("B", bound=BaseModel)
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SplitBody(_Body):
+class SplitBody(StrictModel):
     split: str
 
 
@@ -58,7 +55,7 @@ class RangeBody(SplitBody):
     stop: int | None = None
 
 
-class CreateBody(_Body):
+class CreateBody(StrictModel):
     """A task by its spec (as listed) or by split and index; secrets are accepted and unused."""
 
     env_name: str | None = None
@@ -74,13 +71,13 @@ class CreateBody(_Body):
         return self
 
 
-class CallBody(_Body):
+class CallBody(StrictModel):
     name: str
     input: dict[str, Any]
     task_id: str | None = None  # a client reconnecting to a call it started
 
 
-class SubmitArgs(_Body):
+class SubmitArgs(StrictModel):
     answer: str
 
 

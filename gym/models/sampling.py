@@ -8,13 +8,13 @@ so its tokens do not depend on what else is in the batch.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from core.strict import StrictModel
 
 
-class SamplingParams(BaseModel):
+class SamplingParams(StrictModel, frozen=True):
     """How one completion is sampled."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float = Field(0.7, ge=0, le=5, description="0 = greedy.")
     top_p: float = Field(

@@ -18,25 +18,24 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from core.errors import PolicyError, TaskError
+from core.strict import StrictModel
 from core.trajectory import AssistantTurn, Message, ToolCall
 from gym.tasks import Task
 
 ID_PREFIX = "oracle-"
 
 
-class ToolStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ToolStep(StrictModel):
     tool: str = Field(
         description="Canonical tool name: `bash`, `read`, ..., or `server.tool` (`chat.post_message`)."
     )
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-class AnswerStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AnswerStep(StrictModel):
     answer: str = Field(description="The final message; ends the episode.")
 
 

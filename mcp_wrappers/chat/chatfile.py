@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Strict(BaseModel):
+    """core.strict.StrictModel's rule; this module also runs in the container, where only mcp_wrappers is."""
+
     model_config = ConfigDict(extra="forbid")
 
 

@@ -228,17 +228,22 @@ def test_runs_piped_is_plain_text_with_whole_rows(store):
 def test_tasks_list_json_and_plain(tmp_path, monkeypatch):
     write_stub_tasks(tmp_path / "tasks", ["alpha", "beta"])
     monkeypatch.chdir(tmp_path)
-    entries = json.loads(runner.invoke(app, ["tasks", "list", "--json"]).stdout)
+    entries = json.loads(runner.invoke(app, ["tasks", "list", "--json", "demo"]).stdout)
     assert [(e["world"], e["name"], e["kind"]) for e in entries] == [
         ("demo", "alpha", "task"),
         ("demo", "beta", "task"),
     ]
-    plain = runner.invoke(app, ["tasks", "list"])
+    plain = runner.invoke(app, ["tasks", "list", "demo"])
     assert plain.exit_code == 0 and not BOX & set(plain.stdout)
     assert any(line.split()[:2] == ["demo", "alpha"] for line in plain.stdout.splitlines())
 
 
 def test_tasks_list_without_tasks_says_so_and_fails(tmp_path, monkeypatch):
+    (tmp_path / "tasks" / "empty").mkdir(parents=True)
+    (tmp_path / "tasks" / "empty" / "world.yaml").write_text("name: empty\n")
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["tasks", "list"])
-    assert result.exit_code == 2 and "no tasks here" in result.output
+    result = runner.invoke(app, ["tasks", "list", "empty"])
+    assert (
+        result.exit_code == 2
+        and "no tasks here: no family or hand-written task in world empty" in result.output
+    )

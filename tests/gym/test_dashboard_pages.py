@@ -115,9 +115,11 @@ def metrics_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tasks_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("tasks")
+    (root / "w").mkdir()
+    (root / "w" / "world.yaml").write_text("name: w\n")
     for task_id, band in (("t", "target"), ("fresh", None)):
         folder = root / "w" / task_id
-        folder.mkdir(parents=True)
+        folder.mkdir()
         lines = [
             f"id: {task_id}",
             f"title: Title of {task_id}",

@@ -81,7 +81,7 @@ def test_a_family_ref_its_file_and_an_instance_id_lint_only_that(world):
     one = lint(["w/stock-check-l0-s7"])
     assert one.tasks == 1 and not _lines(one)
     assert _lines(lint(["w/stock-chek"])) == [
-        "w/stock-chek:$: no family or instance 'stock-chek' in tasks/w; did you mean 'stock-check'?"
+        "w/stock-chek:$: no family, instance or task 'stock-chek' in tasks/w; did you mean 'stock-check'?"
     ]
     assert _lines(lint(["tasks/w/families/_helpers.py"]))[0].startswith(
         "tasks/w/families/_helpers.py:$: not a family"

@@ -1,4 +1,5 @@
-"""`egym rollout`, `egym runs`, `egym show`: one real episode, stored, listed and printed."""
+"""`egym rollout`, `egym runs`, `egym show`: one real episode, stored, listed and printed; how a claimed
+rollout's outcome is saved."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ import pytest
 from typer.testing import CliRunner
 
 from gym.cli import app
-from gym.rollout import RolloutSpec, run_rollout
+from gym.rollout import RolloutSpec, run_and_save, run_rollout
 from gym.store import Store
 from gym.tasks import discover_tasks
+from tests.gym.batch_fakes import flaky_rollout
 from tests.gym.task_fixture import write_mini_world
 
-pytestmark = pytest.mark.docker
 WIDE = {"COLUMNS": "200"}
 
 
+@pytest.mark.docker
 def test_rollout_prints_turns_and_rubric_then_runs_and_show_find_it(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path)
     db = str(tmp_path / "runs.db")
@@ -50,6 +52,7 @@ def test_rollout_prints_turns_and_rubric_then_runs_and_show_find_it(tmp_path, do
     assert "order-2-shipped" not in failed_only.output
 
 
+@pytest.mark.docker
 def test_a_broken_episode_is_stored_as_failed_with_its_error(tmp_path, docker_image):
     tasks_dir = write_mini_world(tmp_path)
     db = str(tmp_path / "runs.db")
@@ -67,6 +70,7 @@ def test_a_broken_episode_is_stored_as_failed_with_its_error(tmp_path, docker_im
     assert row.status == "failed" and "TaskError" in row.error and "reference solution not found" in row.error
 
 
+@pytest.mark.docker
 async def test_on_step_reports_each_turn_with_its_results(tmp_path, docker_image):
     (task,) = discover_tasks(write_mini_world(tmp_path))
     seen = []
@@ -86,3 +90,32 @@ async def test_on_step_reports_each_turn_with_its_results(tmp_path, docker_image
     # The grade carries a final-state summary for people (the dashboard shows it).
     diff = outcome.grade.meta["state_diff"].splitlines()
     assert "~ orders: 1 changed" in diff and "+ shipping.txt (22 B)" in diff
+
+
+async def test_a_claimed_rollout_is_saved_from_its_outcome_and_a_raising_one_as_failed(tmp_path):
+    store = Store(str(tmp_path / "runs.db"))
+    store.create_run("r", policy="fake", tasks=["w/t"], samples=3)
+    rows = store.add_rollouts("r", [("w/t", s) for s in range(3)])
+    specs = [
+        RolloutSpec(
+            run_id="r", rollout_id=row.id, task="w/t", task_path=".", sample=row.sample, policy="fake"
+        )
+        for row in rows
+    ]
+
+    async def lost_worker(spec: RolloutSpec):
+        raise RuntimeError("worker died")
+
+    assert all(store.claim(row.id, "me") for row in rows)
+    graded = await run_and_save(store, rows[0].id, specs[0], flaky_rollout)  # even samples pass
+    broken = await run_and_save(store, rows[1].id, specs[1], flaky_rollout)  # odd ones fail to start
+    lost = await run_and_save(store, rows[2].id, specs[2], lost_worker)
+    saved = {row.sample: row for row in store.list_rollouts("r", with_items=True)}
+    assert saved[0].status == "done" and str(saved[0].grade_model()) == str(graded.grade) and saved[0].passed
+    assert (
+        saved[1].status == "failed"
+        and saved[1].error == broken.error == "SandboxError: injected start failure"
+    )
+    assert saved[2].status == "failed" and saved[2].error == lost.error
+    assert lost.error.startswith("RuntimeError: worker died (at ") and lost.sample == 2
+    store.close()

@@ -81,10 +81,11 @@ def test_family_refs_and_instance_ids_resolve_to_task_folders():
     [
         (
             "acme/invoice-staus",
-            "acme/invoice-staus: no family or instance 'invoice-staus' in tasks/acme; did you mean 'invoice-status'?",
+            "acme/invoice-staus: no family, instance or task 'invoice-staus' in tasks/acme; did you mean "
+            "'invoice-status'?",
         ),
         ("acme/ticket-resolve-l3-s0", "family acme/ticket-resolve level 3 seed 0: no such level (it has 0)"),
-        ("nowhere/x", "nowhere/x: no such task folder, family or instance"),
+        ("acmee/x", "acmee/x: no such task folder, and no world 'acmee'; did you mean 'acme'?"),
     ],
 )
 def test_bad_references_are_one_line(ref, message):

@@ -1,8 +1,10 @@
 """Rollouts through the gym: the task's sandbox, the harness driving the sampler's policy, the rubric grader.
 
-This is the same path as `egym rollout` (gym.sandbox.launch, gym.harness,
-grader), with one difference: the policy is the trainer's live sampler rather
-than one built by name, so every turn carries token ids and logprobs.
+Each rollout runs through gym.rollout.play_rollout, the path of `egym rollout` and
+batches, with one difference: the policy is the trainer's live sampler rather than
+one built by name, so every turn carries token ids and logprobs. Its record, a
+gym.rollout.RolloutOutcome, is both saved in the run store and turned into the
+trainer's `Rollout` (`training_rollout`).
 
 Reward (`rollout.options.reward`): by default the raw normalised score, raw
 points / possible points, which goes below 0 when penalties or the damage section
@@ -29,15 +31,15 @@ import asyncio
 import fnmatch
 import hashlib
 import logging
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from core.errors import ConfigError, StoreError
+from core.strict import StrictModel
 from core.validation import describe_validation_error
 from grader.judge import JudgeOptions
 from gym.harness.config import HarnessConfig
@@ -45,14 +47,17 @@ from trainer.rollouts.trajectory import trajectory_samples
 from trainer.samples import Group, Rollout
 from trainer.seeding import derive_seed
 
+if TYPE_CHECKING:
+    from gym.rollout import RolloutOutcome
+    from gym.store import Store
+
 log = logging.getLogger(__name__)
 SAMPLES_PER_STEP = 100_000  # a stored rollout's sample number: step * this + its place in the step
 
 
-class GymOptions(BaseModel):
+class GymOptions(StrictModel):
     """`rollout.options` for the gym source."""
 
-    model_config = ConfigDict(extra="forbid")
     harness: HarnessConfig = Field(
         default_factory=HarnessConfig, description="Harness settings (max_turns...)."
     )
@@ -174,15 +179,16 @@ class GymRolloutSource:
 
         async def one(task: Any, seed: int, place: int) -> Rollout:
             async with limit:
-                rollout, trajectory, grade = await self.rollout(
-                    sampler, task, derive_seed(seed, place % group_size)
+                outcome = await self.rollout(
+                    sampler,
+                    task,
+                    derive_seed(seed, place % group_size),
+                    sample=step * SAMPLES_PER_STEP + first + place,
                 )
+            rollout = training_rollout(outcome, self.options)
             if keep is not None:
-                sample = step * SAMPLES_PER_STEP + first + place
                 try:
-                    await asyncio.to_thread(
-                        _store_rollout, *keep, task, sample, step, rollout, trajectory, grade
-                    )
+                    await asyncio.to_thread(_keep_outcome, *keep, outcome, step)
                 except StoreError as exc:  # the dashboard loses a rollout; the training run goes on
                     log.warning("rollout of %s not kept in the run store: %s", task.key, exc)
             if on_rollout is not None:
@@ -196,56 +202,54 @@ class GymRolloutSource:
         results = await asyncio.gather(*(asyncio.gather(*group) for group in jobs))
         return [Group(task=task.key, rollouts=list(r)) for task, r in zip(tasks, results, strict=True)]
 
-    async def rollout(self, sampler: Any, task: Any, seed: int) -> tuple[Rollout, Any, Any]:
-        """One episode in a fresh sandbox, with its trajectory and grade (None when it broke).
+    async def rollout(self, sampler: Any, task: Any, seed: int, *, sample: int = 0) -> RolloutOutcome:
+        """One episode of the sampler's policy in a fresh sandbox, through the gym's one rollout path.
 
-        Never raises for a broken episode: its rollout comes back incomplete.
+        Never raises for a broken episode: its outcome has an error and no grade.
         """
-        from gym.episode import open_episode
-        from gym.rollout import describe_error, passed
+        from gym.rollout import play_rollout
 
-        policy = sampler.chat_policy(self.config.sampling, seed)
-        rollout_id = f"{task.key.replace('/', '-')}-{seed:x}"
-        trajectory = None
-        try:
-            async with open_episode(task, run_id=self.run_id, rollout_id=rollout_id) as episode:
-                started = time.perf_counter()
-                trajectory = await episode.play(policy, self.options.harness)
-                played = time.perf_counter()
-                grade = await episode.grade(trajectory, judge_options=self.options.judge)
-                graded = time.perf_counter()
-        except Exception as exc:  # noqa: BLE001 - a broken episode is data, not a crash of the training run
-            broken = Rollout(samples=[], reward=0.0, incomplete=True, info={"error": describe_error(exc)})
-            return broken, trajectory, None
-        broken = trajectory.stop_reason == "error"
-        rollout = Rollout(
-            samples=trajectory_samples(trajectory, merge=self.options.merge_turns),
-            reward=self.options.reward_of(grade, trajectory),
-            passed=passed(grade, task.pass_threshold),
-            incomplete=grade.incomplete or broken,
-            info={
-                "grade": str(grade),
-                "raw": grade.raw,
-                "damage": grade.damage,
-                "stop_reason": trajectory.stop_reason,
-                "error": trajectory.error,
-                "turns": len(trajectory.steps),
-                "rubric_reward": self.options.rubric_reward(grade),
-                "working_call_turns": trajectory.working_call_turns,
-                "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps),
-                "seconds_play": played - started,
-                "seconds_grade": graded - played,
-            },
+        return await play_rollout(
+            task,
+            sampler.chat_policy(self.config.sampling, seed),
+            run_id=self.run_id,
+            rollout_id=f"{task.key.replace('/', '-')}-{seed:x}",
+            sample=sample,
+            harness=self.options.harness,
+            judge=self.options.judge,
         )
-        return rollout, trajectory, grade
 
 
-def _store_rollout(
-    store: Any, run: str, task: Any, sample: int, step: int, rollout: Rollout, trajectory: Any, grade: Any
-) -> None:
-    (row,) = store.add_rollouts(run, [(task.key, sample)], step=step)
-    seconds = rollout.info.get("seconds_play", 0.0) + rollout.info.get("seconds_grade", 0.0)
-    error = rollout.info.get("error") if grade is None else None
-    store.record(
-        row.id, trajectory=trajectory, grade=grade, passed=rollout.passed, seconds=seconds, error=error
+def training_rollout(outcome: RolloutOutcome, options: GymOptions) -> Rollout:
+    """The trainer's view of a rollout record: its token sequences and reward, with what the step logs.
+
+    A rollout that failed (no grade), whose grade is incomplete or whose episode broke is incomplete.
+    """
+    grade, trajectory = outcome.grade, outcome.trajectory
+    if grade is None or trajectory is None:
+        return Rollout(samples=[], reward=0.0, incomplete=True, info={"error": outcome.error})
+    return Rollout(
+        samples=trajectory_samples(trajectory, merge=options.merge_turns),
+        reward=options.reward_of(grade, trajectory),
+        passed=outcome.passed,
+        incomplete=grade.incomplete or trajectory.stop_reason == "error",
+        info={
+            "grade": str(grade),
+            "raw": grade.raw,
+            "damage": grade.damage,
+            "stop_reason": trajectory.stop_reason,
+            "error": trajectory.error,
+            "turns": len(trajectory.steps),
+            "rubric_reward": options.rubric_reward(grade),
+            "working_call_turns": trajectory.working_call_turns,
+            "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps),
+            "seconds_play": outcome.seconds_play,
+            "seconds_grade": outcome.seconds_grade,
+        },
     )
+
+
+def _keep_outcome(store: Store, run: str, outcome: RolloutOutcome, step: int) -> None:
+    """Save a training rollout in the run store under its run and the step that sampled it."""
+    (row,) = store.add_rollouts(run, [(outcome.task, outcome.sample)], step=step)
+    outcome.save_to(store, row.id)

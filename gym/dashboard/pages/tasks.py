@@ -17,14 +17,17 @@ from gym.tasks import Task, load_task
 CHART_ITEMS = 30  # the chart shows the most-failed items; the table below lists them all
 
 
-def task_files(tasks_dir: Path, key: str) -> tuple[Task | None, str | None]:
-    """The task's task.yaml when its folder exists under `tasks_dir`, or the family instance it names
+def task_files(tasks_dir: Path | None, key: str) -> tuple[Task | None, str | None]:
+    """The task's task.yaml when its folder exists in its world, or the family instance it names
     generated from its family there, else why not (shown on the page)."""
     world, _, task_id = key.partition("/")
-    folder = tasks_dir / world / task_id
-    if (at := family_level(key)) and (tasks_dir / world / "families").is_dir():
+    world_dir = library.world_folders(tasks_dir).get(world)
+    if world_dir is None:
+        return None, f"no world '{world}'"
+    folder = world_dir / task_id
+    if (at := family_level(key)) and (world_dir / "families").is_dir():
         try:
-            family = families((tasks_dir / world).resolve()).get(at[0].partition("/")[2])
+            family = families(world_dir).get(at[0].partition("/")[2])
             if family is not None:
                 return materialize(family, at[1], int(task_id.rsplit("-s", 1)[1])), None
         except TaskError as exc:
@@ -35,6 +38,10 @@ def task_files(tasks_dir: Path, key: str) -> tuple[Task | None, str | None]:
         return load_task(folder), None
     except TaskError as exc:
         return None, str(exc)
+
+
+def _where(tasks_dir: Path | None) -> str:
+    return str(tasks_dir) if tasks_dir is not None else "the installed worlds or ./tasks"
 
 
 def task_list(request: Request) -> Response:
@@ -66,7 +73,7 @@ def family_detail(request: Request) -> Response:
         counts = queries.pass_counts(s, family=key)
     if family is None and not counts:
         raise not_found(
-            f"No family '{key}': none under {c.config.tasks_dir}, and no rollouts of its instances."
+            f"No family '{key}': none in {_where(c.config.tasks_dir)}, and no rollouts of its instances."
         )
     levels = [row for row in library.rows(c.config.tasks_dir, counts) if row.is_family and row.key == key]
     by_level = library.instances(family, key, counts)
