@@ -168,8 +168,6 @@ def test_transformers_cache_layer_is_what_gym_models_kv_overrides():
     assert layer.is_initialized is False, moved("DynamicLayer.is_initialized", "transformers")
 
 
-# gym/models/engine.py passes past_key_values too; its removal in 5.40 is why transformers stays below 5.40.
-@pytest.mark.filterwarnings("ignore:`past_key_values` is deprecated:FutureWarning")
 def test_a_growing_cache_decodes_as_transformers_own_cache_does():
     """A left-padded batch of two prompts, prefilled then decoded token by token, through kv's cache and
     through transformers' DynamicCache: the same logits (the model calls what GrowingLayer implements)."""
@@ -195,7 +193,7 @@ def test_a_growing_cache_decodes_as_transformers_own_cache_does():
                     input_ids=step_ids,
                     attention_mask=step_mask,
                     position_ids=positions,
-                    past_key_values=cache,
+                    **{kv.cache_argument(model): cache},  # as gym/models/engine.py passes it
                 )
                 logits[name].append(out.logits[:, -1])
                 step_ids = out.logits[:, -1].argmax(-1, keepdim=True)

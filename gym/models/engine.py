@@ -102,6 +102,9 @@ class Engine:
         self.end_ids = _end_ids(model, tokenizer)
         self.layers = model.config.get_text_config().num_hidden_layers
         self.device = next(model.parameters()).device
+        from gym.models import kv
+
+        self._cache_arg = kv.cache_argument(model)
         self.lock = threading.RLock()  # held for each step; hold it to change the weights
         self._torch = torch
         self._inbox: queue.Queue[Request | None] = queue.Queue()
@@ -249,7 +252,7 @@ class Engine:
             ids = torch.tensor([chunk], device=self.device)
             positions = torch.arange(chunk_start, chunk_start + len(chunk), device=self.device)[None]
             out = self._forward(
-                input_ids=ids, position_ids=positions, past_key_values=cache, use_cache=True, logits_to_keep=1
+                input_ids=ids, position_ids=positions, kv=cache, use_cache=True, logits_to_keep=1
             )  # only the last position's logits are needed
             logits = out.logits[:, -1]
         self._remember(tuple(prompt), cache)
@@ -317,18 +320,18 @@ class Engine:
             input_ids=ids,
             attention_mask=self._mask.long(),
             position_ids=positions,
-            past_key_values=self._cache,
+            kv=self._cache,
             use_cache=True,
             logits_to_keep=1,
         )
         self.stats["steps"] += 1
         self._accept(list(rows), out.logits[:, -1])
 
-    def _forward(self, **inputs: Any) -> Any:
+    def _forward(self, *, kv: Any, **inputs: Any) -> Any:
         from gym.models.device import computing
 
         with computing(self.model):
-            return self.model(**inputs)
+            return self.model(**inputs, **{self._cache_arg: kv})
 
     def _accept(self, rows: list[Request], logits: Any) -> None:
         """Sample one token for each of `rows` (whose logits these are), then retire the finished ones."""

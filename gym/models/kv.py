@@ -10,6 +10,7 @@ below pad, join, select and trim whole caches between steps.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import torch
@@ -59,6 +60,13 @@ class GrowingLayer(DynamicLayer):
 
     def get_seq_length(self) -> int:
         return self._length
+
+
+def cache_argument(model: object) -> str:
+    """The name `model`'s forward takes its cache by: transformers 5.x renames `past_key_values` to
+    `cache` (the old name is removed in 5.40); a peft model is asked about the model it wraps."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
 
 
 def new_cache(layers: int) -> Cache:
