@@ -140,26 +140,46 @@ async def calibrate_run(
     include_incomplete: bool = False,
     write: bool = True,
     min_samples: int = MIN_SAMPLES,
+    max_samples: int | None = None,
     progress=None,
 ) -> list[Calibration]:
-    """Run (or resume) the calibration batch `req`, then compute each unit's band; save it when well measured."""
+    """Run (or resume) the calibration batch `req`, then compute each unit's band; save it when well measured.
+
+    With `max_samples`, a unit whose interval does not yet sit inside one band gets another round of
+    `req.samples` rollouts per task, until it does or its tasks have `max_samples` each: settled units
+    stop early, and the rounds are one run (rerunning the command resumes it).
+    """
     import datetime as dt
 
     from gym.batch import run_batch
+    from gym.batch.runner import default_run_id
     from gym.policies import model_key
 
     model = model_key(req.policy, {**req.policy_options, **({"model": req.model} if req.model else {})})
-    result = await run_batch(store, req, executor, progress)
+    req = replace(req, run_id=req.run_id or default_run_id(req))
+    measured: dict[str, Calibration] = {}
+    units = pending = calibration_units(req.tasks)
+    samples = req.samples
+    while pending:
+        batch = replace(req, tasks=[t for tasks in pending.values() for t in tasks], samples=samples)
+        rows = (await run_batch(store, batch, executor, progress)).rows
+        for unit, tasks in pending.items():
+            keys = {t.key for t in tasks}
+            scores = [
+                Score(r.reward, bool(r.incomplete))
+                for r in rows
+                if r.task in keys and r.status == "done" and r.reward is not None
+            ]
+            cal = calibrate_scores(
+                unit, scores, tasks[0].pass_threshold, include_incomplete=include_incomplete
+            )
+            measured[unit] = replace(cal, model=model)
+        samples += req.samples
+        unsettled = {u: tasks for u, tasks in pending.items() if not measured[u].confident}
+        pending = unsettled if max_samples is not None and samples <= max_samples else {}
     out = []
-    for unit, tasks in calibration_units(req.tasks).items():
-        keys = {t.key for t in tasks}
-        scores = [
-            Score(r.reward, bool(r.incomplete))
-            for r in result.rows
-            if r.task in keys and r.status == "done" and r.reward is not None
-        ]
-        cal = calibrate_scores(unit, scores, tasks[0].pass_threshold, include_incomplete=include_incomplete)
-        cal = replace(cal, model=model)
+    for unit, tasks in units.items():
+        cal = measured[unit]
         if write and cal.band is not None and cal.samples >= min_samples:
             policy = req.policy + (f" {req.model}" if req.model else "")
             evidence = BandEvidence(

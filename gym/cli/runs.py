@@ -294,6 +294,13 @@ def calibrate(
     min_samples: int = typer.Option(
         8, "--min-samples", min=1, help="Fewest complete grades to write a band from."
     ),
+    max_samples: int | None = typer.Option(
+        None,
+        "--max-samples",
+        min=1,
+        help="Sample in rounds of --samples until each task's (or family level's) 95% interval sits "
+        "inside one band, up to this many rollouts per task (default: one round).",
+    ),
     judge_same_model: bool = JUDGE_SAME_MODEL,
     judge_timeout: float | None = JUDGE_TIMEOUT,
     judge_max_tokens: int | None = JUDGE_MAX_TOKENS,
@@ -306,6 +313,8 @@ def calibrate(
     """Run K rollouts per task, then report pass rate (Wilson 95%) and difficulty band of the policy's model."""
     use_chat(chat)
     check_executor(executor)
+    if max_samples is not None and max_samples < samples:
+        raise typer.BadParameter(f"--max-samples {max_samples} is below --samples {samples}")
     from gym.batch import BatchRequest
     from gym.batch.executors import make_executor
     from gym.batch.progress import RichProgress
@@ -333,6 +342,7 @@ def calibrate(
                 include_incomplete=include_incomplete,
                 write=write,
                 min_samples=min_samples,
+                max_samples=max_samples,
                 progress=RichProgress(),
             )
         )

@@ -162,3 +162,20 @@ def test_calibrate_refuses_to_write_a_band_from_too_few_samples(tmp_path, docker
     assert result.exit_code == 0, result.output
     assert "too-hard (not written: 4 < 8 samples)" in result.output
     assert "bands:" not in (tasks_dir / "pass-0" / "task.yaml").read_text()
+
+
+@pytest.mark.docker
+async def test_rounds_stop_where_the_band_is_settled_and_go_on_up_to_the_cap_elsewhere(
+    tmp_path, docker_image
+):
+    """--max-samples: 8/8 passes settles too-easy after one round; 0/8 (interval up to 32%) gets rounds
+    of 8 more until the cap, in the same run."""
+    tasks = discover_tasks(write_mini_world(tmp_path, {"pass-99": {}, "pass-0": {}}))
+    store = Store(str(tmp_path / "runs.db"))
+    req = BatchRequest(tasks=tasks, policy="known-rate", samples=8, concurrency=4, kind="calibrate")
+    executor = LocalExecutor("tests.gym.batch_fakes:known_rate_rollout")
+    results = await calibrate_run(store, req, executor, max_samples=24)
+    got = {c.task: (c.passes, c.samples, c.band, c.confident) for c in results}
+    assert got == {"mini/pass-99": (8, 8, "too-easy", True), "mini/pass-0": (0, 24, "too-hard", False)}
+    (run,) = store.list_runs(kind="calibrate")
+    assert store.run_stats(run.id)["done"] == 32
