@@ -22,7 +22,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import EgymError, SandboxError
 from core.trajectory import AssistantTurn, Message, Step, ToolCall, ToolResult, Trajectory
@@ -32,6 +32,11 @@ from grader.probe import Probe, SandboxProbe
 from gym.harness.config import HarnessConfig
 from gym.tasks import Task, World, world_of
 
+if TYPE_CHECKING:
+    from grader.rubric import Rubric
+    from gym.policies.base import Policy
+    from gym.sandbox.base import Sandbox
+
 
 @dataclass
 class Episode:
@@ -39,11 +44,11 @@ class Episode:
 
     task: Task
     world: World
-    sandbox: Any  # gym.sandbox.base.Sandbox
+    sandbox: Sandbox
 
     async def play(
         self,
-        policy: Any,
+        policy: Policy,
         harness: HarnessConfig | None = None,
         *,
         on_step: Callable[[Step], None] | None = None,
@@ -59,7 +64,7 @@ class Episode:
         *,
         judge: Judge | None = None,
         judge_options: JudgeOptions | None = None,
-        rubric: Any = None,
+        rubric: Rubric | None = None,
     ) -> Grade:
         """Seal the sandbox, then grade its state with the task's rubric (or `rubric`).
 

@@ -12,9 +12,15 @@ reproduce exactly; replay runs with faults off.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.trajectory import AssistantTurn, Message, Trajectory
+
+if TYPE_CHECKING:
+    from grader.grade import Grade
+    from grader.judge import Judge
+    from grader.rubric import Rubric
+    from gym.tasks import Task
 
 
 class ReplayPolicy:
@@ -37,8 +43,8 @@ class ReplayPolicy:
 
 
 async def replay_and_grade(
-    task: Any, trajectory: Trajectory, *, rubric: Any = None, judge: Any = None
-) -> Any:
+    task: Task, trajectory: Trajectory, *, rubric: Rubric | None = None, judge: Judge | None = None
+) -> tuple[Grade, Trajectory]:
     """A fresh sandbox, the recorded turns replayed in it, then graded; returns (Grade, replayed Trajectory)."""
     from gym.episode import open_episode
     from gym.harness.config import HarnessConfig

@@ -7,6 +7,7 @@ naming the file and the key, not a silently ignored field.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,8 +47,8 @@ class AgentIdentity(StrictModel, allow_inf_nan=False):
     )
 
 
-class World(StrictModel, allow_inf_nan=False):
-    """A company that tasks are set in, with its initial state."""
+class World(StrictModel, allow_inf_nan=False, frozen=True):
+    """A company that tasks are set in, with its initial state. Frozen: load_world shares one per file."""
 
     name: str = Field(description="Folder name and id of the world, e.g. 'acme'.")
     company: str = Field(description="Company name shown to the agent.")
@@ -159,11 +160,20 @@ class Task(StrictModel, allow_inf_nan=False):
         return f"{self.world}/{self.id}"
 
 
-def _read_yaml(path: Path) -> dict:
+def _read_text(path: Path) -> str:
     if not path.is_file():
         raise TaskError(f"{path}: file not found")
+    return path.read_text()
+
+
+def _read_yaml(path: Path) -> dict:
+    return _yaml_mapping(path, _read_text(path))
+
+
+def _yaml_mapping(path: Path, text: str) -> dict:
+    """`text`, the contents of `path`, as a mapping; TaskError naming the file when it is not one."""
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise TaskError(f"{path}: invalid YAML: {exc}".replace("\n", " ")) from None
     if not isinstance(data, dict):
@@ -172,13 +182,19 @@ def _read_yaml(path: Path) -> dict:
 
 
 def load_world(folder: str | Path) -> World:
+    """The world in `folder`. Every episode asks for its world, so the file is parsed and validated once
+    per process and content: an edited world.yaml is parsed anew, an unchanged one comes from the cache."""
     folder = Path(folder)
+    return _parse_world(folder, _read_text(folder / "world.yaml"))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_world(folder: Path, text: str) -> World:
     path = folder / "world.yaml"
     try:
-        world = World.model_validate({**_read_yaml(path), "path": folder})
+        return World.model_validate({**_yaml_mapping(path, text), "path": folder})
     except ValidationError as exc:
         raise TaskError(f"{path}: {describe_validation_error(exc, model=World)}") from None
-    return world
 
 
 def load_task(folder: str | Path) -> Task:

@@ -21,12 +21,15 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from core.strict import StrictModel
 from core.validation import describe_validation_error
+
+if TYPE_CHECKING:
+    from gym.harness.builtin_tools import ToolEnv
 
 
 class ToolError(Exception):
@@ -57,7 +60,7 @@ class ToolSpec:
             raise ToolError(f"invalid arguments for {self.name}: {problems}") from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
 
-    async def __call__(self, env: Any, arguments: dict[str, Any]) -> str:
+    async def __call__(self, env: ToolEnv, arguments: dict[str, Any]) -> str:
         return await self.fn(env, **self.validate(arguments))
 
 

@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import mcp_types
+
 from core.trajectory import ToolCall, ToolResult
 from gym.harness.builtin_tools import BUILTIN_TOOLS, ToolEnv
 from gym.harness.config import HarnessConfig
@@ -106,7 +108,7 @@ class _Server:
             _LISTED[key] = tools
         return tools
 
-    def _tool(self, item: Any) -> McpTool:
+    def _tool(self, item: mcp_types.Tool) -> McpTool:
         name = f"{self.name}.{item.name}"
         return McpTool(
             self.name,

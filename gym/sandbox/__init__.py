@@ -1,11 +1,9 @@
 """Isolated rollout containers. `Sandbox` is the protocol; `DockerSandbox` the implementation.
 
-`LocalSandbox` is a Docker-free fake of the same protocol for fast tests of harness,
-grader and trainer logic; it isolates nothing (see gym/sandbox/local.py).
+Tests run the harness without Docker on tests/fakes/local_sandbox.py's `LocalSandbox`.
 """
 
 from gym.sandbox.base import ExecResult, Sandbox, StdioStream
 from gym.sandbox.docker_sandbox import DockerSandbox, SandboxLimits
-from gym.sandbox.local import LocalSandbox
 
-__all__ = ["DockerSandbox", "ExecResult", "LocalSandbox", "Sandbox", "SandboxLimits", "StdioStream"]
+__all__ = ["DockerSandbox", "ExecResult", "Sandbox", "SandboxLimits", "StdioStream"]

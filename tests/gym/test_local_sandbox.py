@@ -23,9 +23,9 @@ from core.trajectory import AssistantTurn, ToolCall, ToolResult
 from gym.harness import FaultConfig, HarnessConfig, run_episode
 from gym.harness.toolbox import Toolbox
 from gym.policies import make_policy
-from gym.sandbox import LocalSandbox
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import AgentIdentity, Limits, Overlay, Task, World
+from tests.fakes.local_sandbox import LocalSandbox
 
 # -- the protocol, on both implementations -----------------------------------------------------------
 

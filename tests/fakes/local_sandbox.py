@@ -1,8 +1,9 @@
-"""LocalSandbox: the Sandbox protocol in this process's host, without Docker. For tests only.
+"""LocalSandbox: the Sandbox protocol in this process's host, without Docker. A test double.
 
 It exists so the tests of harness, grader and trainer *logic* (the agent loop,
 the persistent shell, the file tools, timeouts, output caps, sealing) run in
-seconds on a machine with no Docker engine: `make test-fast`.
+seconds on a machine with no Docker engine: `make test-fast`. It lives under
+tests/ because nothing in the product may select it: it isolates nothing.
 
 What it does
 ------------
