@@ -75,6 +75,9 @@ class AssistantTurn(StrictModel):
     token_ids: list[int] | None = Field(None, description="The model's own completion tokens.")
     logprobs: list[float] | None = Field(None, description="Sampling logprob of each completion token.")
     prompt_tokens: int | None = None
+    cached_tokens: int | None = Field(
+        None, description="Prompt tokens the engine read from its prefix cache instead of computing them."
+    )
     completion_tokens: int | None = None
     finish_reason: str | None = None
     truncated: bool = Field(

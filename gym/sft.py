@@ -20,7 +20,11 @@ records the task it came from.
 Written to `<out>/`: `data.jsonl` and `data.parquet` (columns `prompt` and `completion`, the
 prompt-completion format TRL's SFTTrainer reads as is, plus `prompt_ids`, `completion_ids`,
 `task`, `source`, `score`, `turn`) and `manifest.json` (the tokenizer, a fingerprint of its
-chat template and tool format, the tasks, what was skipped and why).
+chat template, tool format and harness prompt setting, the tasks, what was skipped and why).
+
+The prompt setting (`-H prompt=compact`, gym.harness.prompt) shapes every prompt: the oracle plays
+with it, only stored rollouts made with it are taken, and the fingerprint covers it, so `egym sft`
+refuses data made with another setting than its own `prompt`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.trajectory import Trajectory
+from gym.harness.config import HarnessConfig
+from gym.harness.prompt import PromptStyle, prompt_fingerprint
 from gym.policies.chat_render import (
     CALL_CLOSE,
     TOOLS_HEADER,
@@ -70,11 +76,13 @@ class Collected:
     duplicates: int = 0
 
 
-def format_id(tokenizer: Any) -> str:
-    """What the rendering depends on: the chat template and egym's tool format. A dataset is for one format."""
+def format_id(tokenizer: Any, prompt: PromptStyle = "full") -> str:
+    """What the rendering depends on: the chat template, egym's tool format and the harness's prompt
+    setting. A dataset is for one format."""
     template = tokenizer.chat_template
     text = json.dumps(template, sort_keys=True) if isinstance(template, dict) else str(template or "")
-    return hashlib.sha256((text + TOOLS_HEADER + CALL_CLOSE).encode()).hexdigest()[:16]
+    rendering = text + TOOLS_HEADER + CALL_CLOSE + prompt_fingerprint(prompt)
+    return hashlib.sha256(rendering.encode()).hexdigest()[:16]
 
 
 def train_only(tasks: Iterable[Task]) -> tuple[list[Task], list[Task]]:
@@ -168,16 +176,24 @@ def write_dataset(out: Path, collected: Collected, manifest: dict[str, Any]) -> 
     return out
 
 
-def read_dataset(path: Path, tokenizer: Any) -> list[dict[str, Any]]:
-    """The examples of a dataset folder, refused (one line) when rendered for another chat template or tool format."""
+def read_dataset(path: Path, tokenizer: Any, prompt: PromptStyle = "full") -> list[dict[str, Any]]:
+    """The examples of a dataset folder, refused (one line) when rendered for another chat template, tool
+    format or prompt setting."""
     manifest_file = path / "manifest.json"
     if not manifest_file.is_file():
         raise ConfigError(f"{path}: no manifest.json; make the data with `egym sft-data`")
     manifest = json.loads(manifest_file.read_text())
-    if manifest.get("format") != format_id(tokenizer):
+    made_with = manifest.get("prompt", "full")  # data from before the setting existed is full
+    if made_with != prompt:
+        raise ConfigError(
+            f"{path}: made with the {made_with} prompt (harness prompt={made_with}), not the {prompt} one; "
+            f"set prompt: {made_with} in the SFT config, or make the data again with -H prompt={prompt}"
+        )
+    expected = format_id(tokenizer, prompt)
+    if manifest.get("format") != expected:
         raise ConfigError(
             f"{path}: rendered for {manifest.get('tokenizer')!r} (format {manifest.get('format')}), not for this "
-            f"model's chat template and tool format ({format_id(tokenizer)}); make the data again with --model"
+            f"model's chat template and tool format ({expected}); make the data again with --model"
         )
     leaked = [t for t in manifest.get("splits", {}).items() if t[1] != "train"]
     if leaked:
@@ -201,8 +217,11 @@ async def collect(
     min_score: float = 1.0,
     concurrency: int = 2,
     progress: Any = None,
+    harness: HarnessConfig | None = None,
 ) -> Collected:
-    """Examples from the oracle on the train-split `tasks` and from stored `runs` scoring >= `min_score`."""
+    """Examples from the oracle on the train-split `tasks` and from stored `runs` scoring >= `min_score`.
+
+    The oracle plays under `harness`; stored rollouts count only if made with its prompt setting."""
     from gym.batch import BatchRequest, run_batch
     from gym.batch.executors import make_executor
 
@@ -211,6 +230,7 @@ async def collect(
     for task in held_out:
         collected.skipped[task.key] = f"in the {task.split} split: never trained on"
     allowed = {t.key for t in train}
+    harness = harness or HarnessConfig()
     seen: set[str] = set()
 
     def take(row: Any, source: str) -> None:
@@ -229,13 +249,19 @@ async def collect(
             trajectory = row.trajectory_model()
             if trajectory is None or "tool_schemas" not in trajectory.meta:
                 collected.skipped[f"{source}/{row.task}"] = "stored before rollouts kept their tool schemas"
+            elif (made_with := trajectory.meta.get("prompt", "full")) != harness.prompt:
+                collected.skipped[f"{source}/{row.task}"] = (
+                    f"played with the {made_with} prompt, not {harness.prompt}"
+                )
             else:
                 add_rollout(collected, seen, trajectory, tokenizer, source=source, score=row.reward)
 
     if oracle and train:
         executor = make_executor("local")
         try:
-            req = BatchRequest(tasks=train, policy="oracle", concurrency=concurrency, kind="sft-data")
+            req = BatchRequest(
+                tasks=train, policy="oracle", concurrency=concurrency, kind="sft-data", harness=harness
+            )
             result = await run_batch(store, req, executor, progress)
         finally:
             executor.close()

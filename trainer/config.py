@@ -161,6 +161,12 @@ class SamplerConfig(_Section):
     backend: str = Field(
         "hf", description="'hf' (transformers, shares the learner's model), 'vllm', or module:Class."
     )
+    max_batch: int = Field(
+        256,
+        ge=1,
+        le=100_000,
+        description="hf: most requests the engine decodes at once (rollout.concurrency bounds them too).",
+    )
     gpu_memory_utilization: float = Field(
         0.5, gt=0, le=1, description="vLLM: fraction of GPU memory for the engine."
     )

@@ -197,6 +197,7 @@ class GRPOTrainer:
             record
             | _rollout_times(groups)
             | _rollout_tokens(groups)
+            | _prefix_cache(groups)
             | {"groups_resampled": resampled}
             | band_moves(bands_before, self.curriculum.level_bands())
         )
@@ -278,6 +279,13 @@ def _rollout_tokens(groups: list[Group]) -> dict[str, int]:
         "tokens_prompt": sum(len(s.token_ids) for s in samples) - generated,
         "tokens_generated": generated,
     }
+
+
+def _prefix_cache(groups: list[Group]) -> dict[str, float | None]:
+    """Share of the step's prompt tokens the engine read from its prefix cache (where the sampler says)."""
+    infos = [r.info for g in groups for r in g.rollouts if r.info.get("cached_tokens") is not None]
+    prompt = sum(i["prompt_tokens"] for i in infos)
+    return {"prefix_cache_hit_rate": sum(i["cached_tokens"] for i in infos) / prompt if prompt else None}
 
 
 def _record(

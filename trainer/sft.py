@@ -26,6 +26,7 @@ from pydantic import Field, ValidationError
 from core.errors import ConfigError
 from core.overrides import apply_overrides, read_yaml
 from core.validation import describe_validation_error
+from gym.harness.prompt import PromptStyle
 from gym.models.device import best_device, computing
 from trainer.config import ModelConfig, _Section
 
@@ -35,6 +36,11 @@ class SFTConfig(_Section):
 
     seed: int = Field(0, description="Seeds the shuffling and the initialisation of a LoRA adapter.")
     data: str = Field(description="Dataset folder written by `egym sft-data`.")
+    prompt: PromptStyle = Field(
+        "full",
+        description="The harness prompt setting (harness.prompt) the model will be trained and evaluated "
+        "with; data made with another setting is refused.",
+    )
     output_dir: str = Field(
         "runs/sft", description="metrics.jsonl and the fine-tuned model (model/) go here."
     )
@@ -114,7 +120,7 @@ def run_sft(
     torch.manual_seed(config.seed)
     device = best_device()
     model, tokenizer = load_policy(config.model, config.seed, device)
-    examples = read_dataset(Path(config.data), tokenizer)
+    examples = read_dataset(Path(config.data), tokenizer, config.prompt)
     sequences = _sequences(examples, config.max_length)
     if not sequences:
         raise ConfigError(f"{config.data}: no examples to train on")

@@ -7,7 +7,17 @@ from pathlib import Path
 import typer
 
 from gym.cli.errors import friendly
-from gym.cli.options import CONCURRENCY, LEVELS, SEEDS, STORE, TASKS_HELP, open_store, select_tasks
+from gym.cli.options import (
+    CONCURRENCY,
+    HARNESS,
+    LEVELS,
+    SEEDS,
+    STORE,
+    TASKS_HELP,
+    harness_settings,
+    open_store,
+    select_tasks,
+)
 from gym.cli.runs import console, run_async
 
 
@@ -33,6 +43,7 @@ def sft_data(
     ),
     concurrency: int = CONCURRENCY,
     store: str | None = STORE,
+    harness: list[str] = HARNESS,
 ) -> None:
     """Make SFT data: every assistant turn of the oracle (and of good stored rollouts) on train-split tasks."""
     from transformers import AutoTokenizer
@@ -41,6 +52,7 @@ def sft_data(
     from gym.models.store import resolve_model
     from gym.sft import collect, format_id, write_dataset
 
+    settings = harness_settings(harness)  # -H prompt=compact: the prompts of training and evaluation
     folder = resolve_model(model)
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
     chosen = select_tasks(tasks, seeds, levels)
@@ -54,11 +66,13 @@ def sft_data(
             min_score=min_score,
             concurrency=concurrency,
             progress=RichProgress(),
+            harness=settings,
         )
     )
     manifest = {
         "tokenizer": model,
-        "format": format_id(tokenizer),
+        "format": format_id(tokenizer, settings.prompt),
+        "prompt": settings.prompt,
         "splits": {t.key: t.split for t in chosen if t.split == "train"},
         "sources": (["oracle"] if oracle else []) + [f"run:{r}" for r in from_run],
         "min_score": min_score,

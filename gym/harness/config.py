@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from core.errors import ConfigError
 from core.strict import StrictModel
 from core.validation import describe_validation_error
+from gym.harness.prompt import PromptStyle
 from gym.tasks import MAX_TURNS, TIME_LIMIT_S, TOOL_TIMEOUT_S, Limits, Task
 
 
@@ -45,6 +46,18 @@ class ContextConfig(StrictModel, allow_inf_nan=False):
     )
 
 
+class LevelLimits(StrictModel, allow_inf_nan=False):
+    """Caps on the episodes of one family level: they lower the other limits, never raise them."""
+
+    max_turns: int | None = Field(None, ge=1, le=MAX_TURNS, description="At most this many assistant turns.")
+    max_new_tokens: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="At most this many new tokens a turn (policies that generate here: hf, vllm).",
+    )
+
+
 class HarnessConfig(StrictModel, allow_inf_nan=False):
     """How one episode is run. Limits default to the task's own."""
 
@@ -64,11 +77,45 @@ class HarnessConfig(StrictModel, allow_inf_nan=False):
     )
     context: ContextConfig = Field(default_factory=ContextConfig)
     faults: FaultConfig = Field(default_factory=FaultConfig)
+    prompt: PromptStyle = Field(
+        "full",
+        description="'compact': a short system prompt and tool list (each tool's first clause and required "
+        "arguments), for small models; use the same setting for SFT data, training and evaluation.",
+    )
+    limits_by_level: dict[int, LevelLimits] = Field(
+        default_factory=dict,
+        description="Caps per family level, e.g. {0: {max_turns: 4, max_new_tokens: 256}}; "
+        "hand-written tasks have no level.",
+    )
+
+    @field_validator("limits_by_level", mode="before")
+    @classmethod
+    def _one_entry_per_level(cls, value: Any) -> Any:
+        """YAML reads `0:` as a number, a dotted override (`limits_by_level.0.max_turns=4`) as text: the
+        same level, merged in order, so an override on the command line changes what the file set."""
+        if not isinstance(value, dict):
+            return value
+        merged: dict[str, Any] = {}
+        for level, caps in value.items():
+            before = merged.get(str(level))
+            merged[str(level)] = (
+                {**before, **caps} if isinstance(before, dict) and isinstance(caps, dict) else caps
+            )
+        return merged
+
+    def level_limits(self, task: Task) -> LevelLimits:
+        """The caps of the task's family level (none for a hand-written task or an uncapped level)."""
+        from gym.families import family_level
+
+        found = family_level(task.key)
+        return self.limits_by_level.get(found[1], LevelLimits()) if found else LevelLimits()
 
     def limits_for(self, task: Task) -> Limits:
         base = task.limits
+        turns = self.max_turns or base.max_turns
+        cap = self.level_limits(task).max_turns
         return Limits(
-            max_turns=self.max_turns or base.max_turns,
+            max_turns=min(turns, cap) if cap else turns,
             time_limit_s=self.time_limit_s or base.time_limit_s,
             tool_timeout_s=self.tool_timeout_s or base.tool_timeout_s,
         )

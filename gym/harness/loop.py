@@ -17,9 +17,9 @@ from collections.abc import Callable
 from core.trajectory import AssistantTurn, Message, Step, Trajectory, estimate_tokens
 from gym.harness.config import HarnessConfig
 from gym.harness.context import ContextManager
-from gym.harness.prompt import system_prompt
+from gym.harness.prompt import offered_tools, system_prompt
 from gym.harness.toolbox import Toolbox
-from gym.policies.base import ContextLimitExceeded, CountsTokens, Policy, Summarizes
+from gym.policies.base import CapsNewTokens, ContextLimitExceeded, CountsTokens, Policy, Summarizes
 from gym.sandbox.base import Sandbox
 from gym.tasks import Limits, Task, World
 
@@ -60,14 +60,18 @@ async def run_episode(
         policy=policy.name,
         model=getattr(policy, "model", None),
         started_at=time.time(),
-        meta={"limits": limits.model_dump(), "faults": config.faults.model_dump()},
+        meta={"limits": limits.model_dump(), "faults": config.faults.model_dump(), "prompt": config.prompt},
     )
+    new_tokens = config.level_limits(task).max_new_tokens
+    if new_tokens is not None and isinstance(policy, CapsNewTokens):
+        policy = policy.capped(new_tokens)
+        trajectory.meta["limits"]["max_new_tokens"] = new_tokens
     started = time.monotonic()
     try:
         async with Toolbox.open(sandbox, task, config) as toolbox:
             trajectory.meta["tools"] = toolbox.names()
             # The schemas as the policy saw them: SFT data renders the prompt from them (gym.sft).
-            trajectory.meta["tool_schemas"] = toolbox.schemas()
+            trajectory.meta["tool_schemas"] = offered_tools(toolbox.schemas(), config.prompt)
             deadline = asyncio.timeout(limits.time_limit_s)
             try:
                 async with deadline:
@@ -110,11 +114,11 @@ async def _turns(
     on_step: Callable[[Step], None],
 ) -> None:
     context = [
-        Message(role="system", content=system_prompt(task, world)),
+        Message(role="system", content=system_prompt(task, world, config.prompt)),
         Message(role="user", content=task.prompt),
     ]
     trajectory.messages.extend(context)
-    tools = toolbox.schemas()
+    tools = offered_tools(toolbox.schemas(), config.prompt)
     manager = context_manager_for(policy, config)
     for index in range(limits.max_turns):
         fitted = await manager.fit(context, tools)

@@ -1,13 +1,29 @@
-"""The system prompt: who the agent is, when and where it works, what it can use, how to finish."""
+"""The system prompt: who the agent is, when and where it works, what it can use, how to finish.
+
+`prompt: compact` (a harness setting) is for small models, whose turns are mostly prompt: a short
+system prompt and a short tool list (each tool's first clause and its required arguments). Both
+are cut from the full ones, word for word, so nothing is added that could hint at an answer.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any, Literal
+
 from gym.tasks import Task, World
+
+PromptStyle = Literal["full", "compact"]
 
 APP_LINES = {
     "postgres": "- Company database (PostgreSQL, database `company`): the `db.*` tools, or `psql` in bash.",
     "chat": "- Team chat (Mattermost): the `chat.*` tools. You post as @{chat_username}.",
     "office": "- Office documents (LibreOffice: spreadsheets, text documents): the `office.*` tools.",
+}
+COMPACT_APP_LINES = {
+    "postgres": "- Company database (PostgreSQL, database `company`): the `db.*` tools.",
+    "chat": "- Team chat: the `chat.*` tools. You post as @{chat_username}.",
+    "office": "- Office documents: the `office.*` tools.",
 }
 
 TEMPLATE = """\
@@ -26,14 +42,26 @@ Work carefully and check your results; act only through the tools, as a diligent
 When the work is done, reply with a short final message (what you did, and any answer you were asked for) \
 without calling a tool: that ends the session. If something cannot be done, say so in that final message."""
 
+COMPACT_TEMPLATE = """\
+You are {name}, {title} at {company}. Your e-mail is {email}. Today is {date}. \
+Your working files are in /workspace.
+Apps:
+{apps}
+When the work is done, reply with a short final message (any answer you were asked for) \
+without calling a tool."""
 
-def system_prompt(task: Task, world: World) -> str:
+_TEMPLATES = {"full": (TEMPLATE, APP_LINES), "compact": (COMPACT_TEMPLATE, COMPACT_APP_LINES)}
+_ANNOTATIONS = ("description", "title", "default", "examples")
+
+
+def system_prompt(task: Task, world: World, style: PromptStyle = "full") -> str:
     """The task's own system prompt when it sets one, else the default built from the world."""
     if task.system_prompt:
         return task.system_prompt
+    template, app_lines = _TEMPLATES[style]
     agent = world.agent
-    apps = "\n".join(APP_LINES[app].format(chat_username=agent.chat_username) for app in task.apps)
-    return TEMPLATE.format(
+    apps = "\n".join(app_lines[app].format(chat_username=agent.chat_username) for app in task.apps)
+    return template.format(
         name=agent.name,
         title=agent.title,
         company=world.company,
@@ -42,3 +70,67 @@ def system_prompt(task: Task, world: World) -> str:
         date=world.date.strftime("%A, %d %B %Y"),
         apps=apps or "- (none for this task: use the files in /workspace)",
     )
+
+
+def offered_tools(schemas: list[dict[str, Any]], style: PromptStyle = "full") -> list[dict[str, Any]]:
+    """The tool schemas the policy is given: as listed, or compact (the first clause of each
+    description, only the required arguments, no annotations). The tools themselves still take
+    every argument they accept."""
+    if style == "full":
+        return schemas
+    out = []
+    for schema in schemas:
+        function = schema["function"]
+        params = function.get("parameters") or {}
+        required = list(params.get("required") or [])
+        properties = params.get("properties") or {}
+        compact = {
+            **{k: v for k, v in params.items() if k not in ("properties", "required")},
+            "properties": {name: properties[name] for name in required if name in properties},
+            "required": required,
+        }
+        out.append(
+            {
+                **schema,
+                "function": {
+                    "name": function["name"],
+                    "description": short_description(function.get("description") or ""),
+                    "parameters": _bare(compact),
+                },
+            }
+        )
+    return out
+
+
+def short_description(text: str) -> str:
+    """A description's first clause, without parentheses: `Show a table's columns (type, ...), keys` ->
+    `Show a table's columns`."""
+    line = re.sub(r"\s*\([^()]*\)", "", text.strip().split("\n", 1)[0])
+    return re.split(r"[.;:,]\s", line, maxsplit=1)[0].strip().rstrip(".;:,")
+
+
+def prompt_fingerprint(style: PromptStyle) -> str:
+    """What a prompt style adds to a rendering's fingerprint (gym.sft.format_id); nothing for the full one,
+    so data made before the setting existed keeps its fingerprint."""
+    if style == "full":
+        return ""
+    template, app_lines = _TEMPLATES[style]
+    return f"\0prompt={style}\0{template}\0{json.dumps(app_lines, sort_keys=True)}"
+
+
+def _bare(schema: Any) -> Any:
+    """A JSON schema without its annotations (descriptions, titles, defaults), walked by keyword, so an
+    argument that happens to be called `description` is kept."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: _bare(sub) for name, sub in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+            out[key] = [_bare(sub) for sub in value]
+        else:
+            out[key] = _bare(value) if key in ("items", "additionalProperties", "not") else value
+    return out

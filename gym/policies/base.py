@@ -1,7 +1,8 @@
 """The Policy protocol: one method, like mini-swe-agent's Model.
 
-Two optional capabilities, checked with isinstance, let the harness manage
-context with the policy's own tokenizer and summariser when it has them.
+Optional capabilities, checked with isinstance, let the harness manage context
+with the policy's own tokenizer and summariser when it has them, and cap a
+policy's turns at fewer new tokens (per-level limits).
 """
 
 from __future__ import annotations
@@ -39,3 +40,12 @@ class Summarizes(Protocol):
     """A policy that can summarise older turns when the context is compacted."""
 
     async def summarize(self, messages: list[Message]) -> str: ...
+
+
+@runtime_checkable
+class CapsNewTokens(Protocol):
+    """A policy that can be held to fewer new tokens a turn (gym.harness.config.LevelLimits)."""
+
+    def capped(self, max_new_tokens: int) -> Policy:
+        """A copy whose turns stop at `max_new_tokens` at most (never more than its own limit)."""
+        ...

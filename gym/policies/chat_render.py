@@ -168,6 +168,7 @@ def completion_turn(
     stop_ids: list[int],
     finish_reason: str | None = None,
     tool_names: list[str] | None = None,
+    cached_tokens: int | None = None,
 ) -> AssistantTurn:
     """Decode the model's tokens (the stop token stays in token_ids: the model chose it) and parse tool calls.
 
@@ -185,6 +186,7 @@ def completion_turn(
         token_ids=list(token_ids),
         logprobs=[float(x) for x in logprobs],
         prompt_tokens=len(prompt_ids),
+        cached_tokens=cached_tokens,
         completion_tokens=len(token_ids),
         finish_reason=reason,
         truncated=reason in ("length", "cancelled"),

@@ -18,6 +18,7 @@ comes back with what was written so far, marked truncated.
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any, Literal
 
 from core.errors import PolicyError
@@ -100,6 +101,13 @@ class HFPolicy:
         """The model's name, for trajectories."""
         return self.model_name
 
+    def capped(self, max_new_tokens: int) -> HFPolicy:
+        """This policy (same engine, seed and sampling) with turns of at most `max_new_tokens`."""
+        clone = copy.copy(self)
+        limit = min(self.sampling.max_new_tokens, max_new_tokens)
+        clone.sampling = self.sampling.model_copy(update={"max_new_tokens": limit})
+        return clone
+
     def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return len(render_prompt_ids(self.tokenizer, messages, tools, self.template_kwargs))
 
@@ -143,6 +151,7 @@ class HFPolicy:
             self.stop_ids,
             generation.finish_reason,
             tool_names=[t["function"]["name"] for t in tools],
+            cached_tokens=generation.cached_tokens,
         )
 
 

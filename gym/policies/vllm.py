@@ -13,6 +13,7 @@ sampled token's logprob after temperature, the quantity the learner recomputes.
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 from core.errors import PolicyError
@@ -74,6 +75,13 @@ class VLLMPolicy:
         self.seed, self.turns = seed, 0
         self.context_window = context_window or self.engine.window
         self.template_kwargs = template_kwargs or {}
+
+    def capped(self, max_new_tokens: int) -> VLLMPolicy:
+        """This policy (same engine, seed and sampling) with turns of at most `max_new_tokens`."""
+        clone = copy.copy(self)
+        limit = min(self.sampling.max_new_tokens, max_new_tokens)
+        clone.sampling = self.sampling.model_copy(update={"max_new_tokens": limit})
+        return clone
 
     def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return len(render_prompt_ids(self.tokenizer, messages, tools, self.template_kwargs))

@@ -96,3 +96,44 @@ async def test_a_call_with_ten_thousand_arguments_is_one_short_error(tmp_path):
     assert trajectory.stop_reason == "answered"
     (result,) = trajectory.steps[0].results
     assert result.is_error and len(result.output) < 2000 and "arg0" in result.output
+
+
+def _endless_policy(max_new_tokens: int) -> HFPolicy:
+    """The toy model, never writing its end token: every turn runs to its token limit."""
+    model, tokenizer = build_toy_model(seed=2)
+    model.config.max_position_embeddings = 100_000  # the prompt lists the built-in tools
+    tokenizer.chat_template = CHATML
+    eos = tokenizer.eos_token_id
+
+    def never_end(generated, logits):
+        logits = logits.clone()
+        logits[eos] = float("-inf")
+        return logits
+
+    return HFPolicy(Engine(model, tokenizer), max_new_tokens=max_new_tokens, logits_processor=never_end)
+
+
+async def test_level_caps_reach_the_episode_of_that_level_only(tmp_path):
+    torch.set_num_threads(1)
+    policy = _endless_policy(max_new_tokens=6)
+    caps = HarnessConfig(mcp_servers={}, limits_by_level={0: {"max_turns": 2, "max_new_tokens": 3}})
+
+    def instance(level: int) -> Task:
+        return task(tmp_path, max_turns=4).model_copy(update={"id": f"price-l{level}-s7"})
+
+    capped = await run_episode(object(), instance(0), WORLD, policy, caps)
+    assert capped.stop_reason == "turn_limit" and len(capped.steps) == 2
+    assert [len(s.turn.token_ids) for s in capped.steps] == [3, 3]
+    assert capped.meta["limits"]["max_turns"] == 2 and capped.meta["limits"]["max_new_tokens"] == 3
+    assert policy.sampling.max_new_tokens == 6  # the caller's policy is not changed
+
+    other_level = await run_episode(object(), instance(1), WORLD, policy, caps)
+    assert len(other_level.steps) == 4 and [len(s.turn.token_ids) for s in other_level.steps] == [6] * 4
+    assert "max_new_tokens" not in other_level.meta["limits"]
+
+    # a cap never raises a limit: the policy's own 6 tokens and the harness's 1 turn stay
+    loose = HarnessConfig(
+        mcp_servers={}, max_turns=1, limits_by_level={0: {"max_turns": 3, "max_new_tokens": 50}}
+    )
+    (step,) = (await run_episode(object(), instance(0), WORLD, policy, loose)).steps
+    assert len(step.turn.token_ids) == 6

@@ -186,3 +186,28 @@ async def test_greedy_decoding_and_token_counting(tiny):
     )
     assert policy.count_tokens(messages, []) == len(first.prompt_token_ids)
     assert policy.context_window == 8192
+
+
+async def test_a_capped_copy_writes_fewer_tokens_and_turns_say_what_the_prefix_cache_gave(tiny):
+    model, tokenizer = tiny
+    eos = tokenizer.eos_token_id
+
+    def never_end(generated, logits):
+        logits = logits.clone()
+        logits[eos] = -math.inf
+        return logits
+
+    engine = Engine(model, tokenizer)
+    policy = make_policy("hf", model=engine, temperature=0, max_new_tokens=8, logits_processor=never_end)
+    system = "You are Dana Reyes, Analyst at Acme Corp. " * 4
+    messages = [Message(role="system", content=system), Message(role="user", content="hello")]
+    first = await policy.next(messages, [])
+    short = await policy.capped(3).next(messages, [])
+    assert len(first.token_ids) == 8 and len(short.token_ids) == 3 and short.truncated
+    assert short.token_ids == first.token_ids[:3]  # the same policy otherwise (greedy here)
+    assert len((await policy.capped(50).next(messages, [])).token_ids) == 8  # a cap never raises the limit
+    assert policy.sampling.max_new_tokens == 8
+
+    # The first turn read its prompt; the later ones found all of it but the last token in the cache.
+    assert first.cached_tokens == 0 and short.cached_tokens == len(short.prompt_token_ids) - 1
+    assert engine.stats["cached_tokens"] == 2 * (len(first.prompt_token_ids) - 1)

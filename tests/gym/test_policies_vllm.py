@@ -71,6 +71,16 @@ async def test_concurrent_episodes_are_answered_from_shared_batches(standin):
     assert sum(len(call["prompts"]) for call in llm.calls) == 4 and len(llm.calls) <= 4
 
 
+async def test_a_capped_copy_asks_the_engine_for_fewer_tokens(standin):
+    llm_class, _ = standin
+    policy = make_policy("vllm", model="tiny", max_tokens=5, seed=1)
+    short = await policy.capped(2).next(MESSAGES, [])
+    whole = await policy.next(MESSAGES, [])
+    (llm,) = llm_class.built  # the copy shares the engine
+    assert [call["params"][0].max_tokens for call in llm.calls] == [2, 5]
+    assert (len(short.token_ids), len(whole.token_ids)) == (2, 5)
+
+
 async def test_a_lora_adapter_is_served_under_its_own_id(standin):
     llm_class, _ = standin
     policy = make_policy("vllm", model="tiny", lora_path="/adapters/step-3", max_tokens=2)

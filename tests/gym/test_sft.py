@@ -146,9 +146,9 @@ def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_
 
     store = Store(str(tmp_path / "runs.db"))
     # Three train-split instances (a split follows an instance's content, so they are looked up, not named).
-    tasks = [t for t in resolve(["acme/product-price@0-19"], levels="0") if t.split == "train"][:3]
-    kept, failed, old = (t.key for t in tasks)
-    keys = [kept, failed, old, "acme/q1-close"]
+    tasks = [t for t in resolve(["acme/product-price@0-19"], levels="0") if t.split == "train"][:4]
+    kept, failed, old, compact = (t.key for t in tasks)
+    keys = [kept, failed, old, compact, "acme/q1-close"]
     store.create_run("model-run", policy="hf", tasks=keys, samples=1)
     for row in store.add_rollouts("model-run", [(key, 0) for key in keys]):
         store.claim(row.id, "test")
@@ -156,6 +156,8 @@ def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_
         traj = trajectory().model_copy(update={"task": row.task})
         if row.task == old:
             traj.meta = {}  # stored before tool schemas were recorded
+        if row.task == compact:
+            traj.meta = {**traj.meta, "prompt": "compact"}  # played with `-H prompt=compact`
         item = ItemResult(id="a", points=2, status="pass" if good else "fail", earned=2 if good else 0)
         grade = Grade(task=row.task, earned=item.earned, possible=2, normalized=item.earned / 2, items=[item])
         store.record(row.id, trajectory=traj, grade=grade, passed=good, seconds=1.0)
@@ -165,3 +167,30 @@ def test_stored_rollouts_are_kept_by_score_and_split_and_old_ones_are_named(tmp_
     reasons = " | ".join(collected.skipped.values())
     assert "scored 0% < 80%" in reasons and "stored before rollouts kept their tool schemas" in reasons
     assert "acme/q1-close is not a train-split task of the given tasks" in reasons
+    assert collected.skipped[f"run:model-run/{compact}"] == "played with the compact prompt, not full"
+
+
+@pytest.mark.model
+def test_data_made_with_another_prompt_setting_is_refused_by_egym_sft(tmp_path, tokenizer):
+    from trainer.sft import load_sft_config, run_sft
+
+    collected = Collected(examples=examples_from(trajectory(), tokenizer, source="oracle", score=1.0))
+    assert format_id(tokenizer, "compact") != format_id(tokenizer)
+    manifest = {"format": format_id(tokenizer, "compact"), "prompt": "compact", "splits": {}}
+    write_dataset(tmp_path / "compact", collected, manifest)
+    assert len(read_dataset(tmp_path / "compact", tokenizer, "compact")) == 2
+    with pytest.raises(
+        ConfigError, match="made with the compact prompt .* set prompt: compact in the SFT config"
+    ):
+        read_dataset(tmp_path / "compact", tokenizer)
+    # data made before the setting existed has no `prompt` in its manifest: it is the full prompt's
+    write_dataset(tmp_path / "full", collected, {"format": format_id(tokenizer), "splits": {}})
+    assert len(read_dataset(tmp_path / "full", tokenizer)) == 2
+    with pytest.raises(ConfigError, match="made with the full prompt .* again with -H prompt=compact"):
+        read_dataset(tmp_path / "full", tokenizer, "compact")
+    # and `egym sft` reads with its own setting (full unless its config says otherwise)
+    config = load_sft_config(
+        "trainer/configs/sft-smollm2.yaml", [f"data={tmp_path / 'compact'}", f"output_dir={tmp_path / 'run'}"]
+    )
+    with pytest.raises(ConfigError, match="made with the compact prompt"):
+        run_sft(config)

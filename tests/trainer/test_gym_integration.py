@@ -119,6 +119,11 @@ def test_one_training_step_through_real_sandboxes(tmp_path, mini_task):
     assert shown == [("rollouts", i, 6) for i in range(7)] + [("update", 0, sequences)]
     assert record["rollout_play_s"] > 0 and record["rollout_grade_s"] > 0
 
+    # the engine's prefix cache: the six rollouts' first turns share one prompt, read once, then reused
+    infos = [r.info for r in group.rollouts]
+    hit_rate = sum(i["cached_tokens"] for i in infos) / sum(i["prompt_tokens"] for i in infos)
+    assert record["prefix_cache_hit_rate"] == pytest.approx(hit_rate) and hit_rate > 0.5
+
     # every rollout is in the run store under the training run, with its step, trajectory and grade
     from gym.store import Store
 

@@ -113,3 +113,16 @@ def test_a_failed_rollout_is_stored_failed_with_the_error_the_trainer_logs(store
     assert row.status == "failed" and row.grade_model() is None and row.turns == 2
     assert row.error == rollout.info["error"] == outcome.error
     assert rollout.incomplete and rollout.samples == [] and rollout.reward == 0.0
+
+
+def test_the_trainer_sees_how_much_of_each_rollouts_prompts_came_from_the_prefix_cache():
+    read = trajectory()
+    cached = read.model_copy(deep=True)
+    for step, hits in zip(cached.steps, (0, 3), strict=True):
+        step.turn.prompt_tokens, step.turn.cached_tokens = len(step.turn.prompt_token_ids), hits
+    outcome = RolloutOutcome(rollout_id="w-t-3", task=TASK, sample=3, trajectory=cached, grade=grade("pass"))
+    info = training_rollout(outcome, GymOptions()).info
+    assert (info["prompt_tokens"], info["cached_tokens"]) == (3 + 6, 0 + 3)
+    # a policy whose engine does not say (an API) leaves it unknown rather than 0
+    unknown = outcome.model_copy(update={"trajectory": read})
+    assert training_rollout(unknown, GymOptions()).info["cached_tokens"] is None

@@ -69,3 +69,21 @@ def test_sync_from_tensors_changes_generations(toy):
     assert [c.token_ids for c in after] == [c.token_ids for c in reference]
     assert [c.logprobs for c in after] != [c.logprobs for c in before]
     assert sampler.version == 1
+
+
+def test_sampler_max_batch_bounds_how_many_requests_the_engine_decodes_at_once(toy):
+    from trainer.config import build_config
+    from trainer.samplers.base import build_sampler
+
+    model, tok = toy
+    config = build_config({"model": {"builder": "toy"}, "sampler": {"max_batch": 1}})
+    one_at_a_time, together = build_sampler(config, tok, model), HFSampler(model, tok)
+    params = SamplingConfig(temperature=0.7, max_new_tokens=6)
+    prompt = tok.convert_tokens_to_ids(["<bos>", "repeat", "red", ":"])
+    (alone,) = one_at_a_time.generate([Request(prompt, 4, 11)], params)
+    (batched,) = together.generate([Request(prompt, 4, 11)], params)
+    assert [c.token_ids for c in alone] == [c.token_ids for c in batched]
+    # Each decoding step advances every request in the batch: one at a time, the steps add up.
+    lengths = [len(c.token_ids) for c in alone]
+    assert one_at_a_time.engine.stats["steps"] == sum(n - 1 for n in lengths)
+    assert together.engine.stats["steps"] == max(lengths) - 1 < sum(n - 1 for n in lengths)

@@ -228,6 +228,8 @@ def training_rollout(outcome: RolloutOutcome, options: GymOptions) -> Rollout:
     grade, trajectory = outcome.grade, outcome.trajectory
     if grade is None or trajectory is None:
         return Rollout(samples=[], reward=0.0, incomplete=True, info={"error": outcome.error})
+    turns = [step.turn for step in trajectory.steps]
+    cached = [turn.cached_tokens for turn in turns if turn.cached_tokens is not None]
     return Rollout(
         samples=trajectory_samples(trajectory, merge=options.merge_turns),
         reward=options.reward_of(grade, trajectory),
@@ -242,7 +244,9 @@ def training_rollout(outcome: RolloutOutcome, options: GymOptions) -> Rollout:
             "turns": len(trajectory.steps),
             "rubric_reward": options.rubric_reward(grade),
             "working_call_turns": trajectory.working_call_turns,
-            "completion_tokens": sum(len(step.turn.token_ids or []) for step in trajectory.steps),
+            "completion_tokens": sum(len(turn.token_ids or []) for turn in turns),
+            "prompt_tokens": sum(turn.prompt_tokens or 0 for turn in turns),
+            "cached_tokens": sum(cached) if cached else None,  # None: the policy's engine does not say
             "seconds_play": outcome.seconds_play,
             "seconds_grade": outcome.seconds_grade,
         },

@@ -28,15 +28,15 @@ class HFSampler:
 
     shares_model = True
 
-    def __init__(self, model: Any, tokenizer: Any) -> None:
+    def __init__(self, model: Any, tokenizer: Any, *, max_batch: int = 256) -> None:
         self.model = model
         self.tokenizer = tokenizer
-        self.engine = Engine(model, tokenizer, max_batch=256)  # a step samples whole groups at once
+        self.engine = Engine(model, tokenizer, max_batch=max_batch)  # a step samples whole groups at once
         self.version = 0
 
     @classmethod
     def build(cls, config: TrainConfig, tokenizer: Any, model: Any) -> HFSampler:
-        return cls(model, tokenizer)
+        return cls(model, tokenizer, max_batch=config.sampler.max_batch)
 
     def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:
         """All completions are queued at once; the engine batches them."""
