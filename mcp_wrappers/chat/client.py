@@ -21,7 +21,7 @@ DEFAULT_URL = "http://127.0.0.1:8065"
 AGENT_ENV_FILE = Path("/home/agent/.config/egym/chat.env")
 ADMIN_TOKEN_FILE = Path("/egym/secrets/chat-admin-token")
 PAGE = 200
-RETRY_PAUSES_S = (0.2, 0.5, 1.0)  # before each retry of a GET whose answer is not JSON
+RETRY_PAUSES_S = (0.2, 0.5, 1.0, 2.0, 4.0)  # before each retry of a GET whose answer is not JSON
 
 
 class ApiError(Exception):
