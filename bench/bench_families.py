@@ -142,7 +142,10 @@ def main() -> None:
     chosen = random.Random(7).sample(everything, size)
     history = _journal()
     journal = {entry["digest"]: entry for entry in history}  # the latest result of each instance
-    flaky = {e["digest"] for e in history if not e["ok"]}  # invalid once; rechecked valid = a flake
+    invalid_at: dict[str, set[str]] = {}  # digest -> the commits it was found invalid at
+    for e in history:
+        if not e["ok"]:
+            invalid_at.setdefault(e["digest"], set()).add(e.get("commit", "?"))
     recheck = [e for e in chosen if args.recheck_invalid and e[2] in journal and not journal[e[2]]["ok"]]
     todo = recheck + [e for e in chosen if e[2] not in journal]  # rechecks first: they are few
     done = len(chosen) - len(todo) + len(recheck)
@@ -154,7 +157,7 @@ def main() -> None:
     ).stdout.strip()
     found = families(ACME)
     tasks_by_name = {t.id: t for t in discover_tasks(ACME)}
-    report(result, chosen, journal, flaky, args)
+    report(result, chosen, journal, invalid_at, args)
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start : start + CHUNK]
         tasks = [
@@ -177,11 +180,15 @@ def main() -> None:
                 }
                 out.write(json.dumps(entry) + "\n")
                 journal[digest] = entry
-        report(result, chosen, journal, flaky, args)  # a stopped run leaves a true report of what it did
+        report(result, chosen, journal, invalid_at, args)  # a stopped run leaves a true report of what it did
 
 
 def report(
-    result: dict, chosen: list, journal: dict[str, dict], flaky: set[str], args: argparse.Namespace
+    result: dict,
+    chosen: list,
+    journal: dict[str, dict],
+    invalid_at: dict[str, set[str]],
+    args: argparse.Namespace,
 ) -> None:
     """Write families.json and integrity.json from the journal's latest results for the chosen instances."""
     entries = [journal[d] for _, _, d, _ in chosen if d in journal]
@@ -195,8 +202,16 @@ def report(
         "remaining": len(chosen) - len(entries),
         "valid": sum(e["ok"] for e in entries),
         "invalid": {e["instance"]: e["problems"] for e in entries if not e["ok"]},
-        # Invalid once, valid when checked again with the same content (--recheck-invalid): flaky runs.
-        "valid_on_recheck": sorted(e["instance"] for e in entries if e["ok"] and e["digest"] in flaky),
+        # Invalid once, valid when checked again (--recheck-invalid) with the same content: at the same
+        # commit a flaky run; at a later one, fixed by that commit's grader or policies.
+        "valid_on_recheck": sorted(
+            e["instance"] for e in entries if e["ok"] and e.get("commit") in invalid_at.get(e["digest"], ())
+        ),
+        "fixed_on_recheck": {
+            e["instance"]: e.get("commit")
+            for e in entries
+            if e["ok"] and e["digest"] in invalid_at and e.get("commit") not in invalid_at[e["digest"]]
+        },
         "concurrency": args.concurrency,
         "seconds": round(seconds, 1),
         "instances_per_minute": round(len(entries) / seconds * 60, 2) if seconds else None,

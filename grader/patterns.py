@@ -53,10 +53,16 @@ def search(
 
 
 def finditer(
-    pattern: str, text: str, *, ignore_case: bool = False, timeout: float = TIMEOUT_S
+    pattern: str,
+    text: str,
+    *,
+    ignore_case: bool = False,
+    overlapped: bool = False,
+    timeout: float = TIMEOUT_S,
 ) -> list[regex.Match]:
-    """Every match of `pattern` in `text`, all found within `timeout` seconds (PatternTimeout otherwise)."""
+    """Every match of `pattern` in `text`, all found within `timeout` seconds (PatternTimeout otherwise);
+    `overlapped`: also those that start inside another match."""
     try:
-        return list(compiled(pattern, ignore_case).finditer(text, timeout=timeout))
+        return list(compiled(pattern, ignore_case).finditer(text, overlapped=overlapped, timeout=timeout))
     except TimeoutError:
         raise _timed_out(pattern, text) from None

@@ -162,10 +162,12 @@ def _free(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
 
 
 def _lexicon_hits(name: str, kind: ClaimKind, line: str) -> list[Found]:
+    """Every match of every entry, overlapping ones too (_longest then picks): read one at a time, the
+    "receipt, no" of "has a receipt, no receipt" (as in "Receipt: no") would hide the "no receipt"."""
     hits = []
     for entry in kind.entries():
         pattern = entry.regex or whole_word(entry.value)
-        for m in patterns.finditer(pattern, line, ignore_case=not kind.case_sensitive):
+        for m in patterns.finditer(pattern, line, ignore_case=not kind.case_sensitive, overlapped=True):
             if m.end() > m.start():
                 hits.append(Found(name, entry.value, m.group(0), m.start(), m.end()))
     return hits

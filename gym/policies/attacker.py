@@ -98,7 +98,7 @@ def plan_for(task, strategy: str) -> dict[str, Any]:
     for name, kind in rubric.claims.kinds.items():
         spec: dict[str, Any] = {"source": kind.source, "case_sensitive": kind.case_sensitive}
         if kind.source == "values":
-            spec["values"] = lexicons.get(name, [])
+            spec["values"] = _spoken(name, kind) if kind.values is not None else []
             spec["query"] = kind.values_query
         elif kind.source == "regex":
             spec["regex"] = kind.regex
@@ -118,6 +118,23 @@ def plan_for(task, strategy: str) -> dict[str, Any]:
         "limit": PLACE_LIMIT,
         "answer_limit": ANSWER_LIMIT,
     }
+
+
+def _spoken(name: str, kind) -> list[str]:
+    """Each lexicon value as the agent would write it so that the kind reads it: the value itself, or,
+    for an entry with its own pattern ("no receipt attached"), a text that pattern reads as that value
+    alone (a bare "receipt" is no claim that there is one, so writing it asserts nothing)."""
+    from grader.claims.extract import extract_line, fold
+    from grader.lint_holes import _witnesses
+
+    def reads_as(text: str, value: str) -> bool:
+        return [f.value for f in extract_line({name: kind}, fold(text))] == [value]
+
+    out = []
+    for entry in kind.entries():
+        texts = [entry.value] + ([w.strip() for w in _witnesses(entry.regex) or []] if entry.regex else [])
+        out.append(next((t for t in texts if t and reads_as(t, entry.value)), entry.value))
+    return out
 
 
 SUCCESS = ("approved", "resolved", "paid", "accepted", "closed", "done", "yes")

@@ -225,3 +225,18 @@ def test_a_kind_read_both_in_the_database_and_in_a_message_is_read_in_both():
         probe_extra={"sql": {query: [{"status": "rejected"}]}},
     )
     assert result.raw == 4
+
+
+def test_lexicon_matches_that_overlap_are_all_read_so_one_cannot_hide_another():
+    # "Receipt: no" is a way to say there is none; read one match at a time, the "receipt, no" of
+    # the line below would swallow the start of "no receipt" and leave one value of two.
+    receipt = {
+        "values": [
+            {"value": "receipt", "regex": r"\bhas\W+(?:an?\W+)?receipts?\b"},
+            {"value": "no receipt", "regex": r"\bno\W+receipts?\b|\breceipts?\W{0,3}no\b"},
+        ]
+    }
+    kinds = {"receipt": ClaimKind.model_validate(receipt)}
+    line = "has a receipt, no receipt"
+    assert sorted(f.value for f in extract_line(kinds, fold(line))) == ["no receipt", "receipt"]
+    assert [f.value for f in extract_line(kinds, fold("Receipt: no"))] == ["no receipt"]

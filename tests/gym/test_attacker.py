@@ -62,3 +62,26 @@ def test_the_attacker_states_expected_values_and_is_charged_to_null(policy, dock
     charged = {i.id: i.earned for i in grade.items if i.section == "claims" and i.status == "fail"}
     assert hits, "the attacker wrote nothing the rubric reads: it would prove nothing"
     assert charged and grade.raw <= 0, grade.summary()
+
+
+def test_the_spray_states_every_lexicon_value_in_a_form_its_kind_reads():
+    """A value written so that the kind cannot read it ("receipt" for an entry that wants "has a
+    receipt") asserts nothing: the spray would then hold one lucky value of a two-value lexicon,
+    a blind guess that beats null half the time (expense-claim-l1-s7 under validate-all)."""
+    from grader.claims.extract import extract_line, fold
+    from grader.loader import load_rubric, rubric_for_task
+    from gym.policies.attack_script import compose
+
+    task = resolve(["acme/expense-claim-l1-s7"])[0]
+    kinds = load_rubric(rubric_for_task(task)).claims.kinds
+    plan = plan_for(task, "spray")
+    patterned = [name for name, kind in kinds.items() if any(e.regex for e in kind.entries())]
+    assert "receipt" in patterned
+    for name in patterned:
+        only = {**plan, "kinds": {name: plan["kinds"][name]}, "subjects": []}
+        read = {
+            f.value
+            for line in compose(only, "", [], []).splitlines()
+            for f in extract_line(kinds, fold(line))
+        }
+        assert read == {e.value for e in kinds[name].entries()}, compose(only, "", [], [])
