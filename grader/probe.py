@@ -36,7 +36,7 @@ WORKSPACE = "/workspace"
 # role), isolated from anything the agent can write; see docs/security.md.
 READER = "grader"
 SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.chat.snapshot"]
-READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document"]
+READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.office.read_document"]
 SAFE_COPY = [*PYTHON, "-m", "mcp_wrappers.safe_copy"]
 DOCUMENT_COPIES = "/var/lib/egym-grader/documents"  # the reader opens copies here, never the agent's files
 FILE_COPIES = "/var/lib/egym-grader/files"  # file() reads these copies through the Docker API

@@ -62,6 +62,7 @@ from gym.tasks import (
     discover_tasks,
     load_task,
     load_world,
+    overlay_keys,
 )
 
 INSTANCES = Path(".egym/instances")
@@ -464,7 +465,7 @@ def _world_yaml(world_dir: Path) -> bytes:
     world = load_world(world_dir)
     data = yaml.safe_load((world_dir / "world.yaml").read_text())
     state = data.get("initial_state") or {}
-    for key in ("sql", "chat"):
+    for key in overlay_keys():
         if key in state:
             state[key] = [str((world.path / p).resolve()) for p in state[key]]
     if state.get("workspace"):

@@ -33,7 +33,7 @@ from grader.probe import SandboxProbe, StaticProbe
 from grader.score import grade
 from gym.lint import MAX_PROMPT_BYTES, lint
 from mcp_wrappers import safe_copy
-from mcp_wrappers.libreoffice import bounds
+from mcp_wrappers.office import bounds
 from tests.grader.conftest import make_rubric, py_item
 
 REPO = Path(__file__).resolve().parents[2]

@@ -70,7 +70,7 @@ def test_export_writes_a_harbor_folder_per_task(exported):
             "name": "db",
             "transport": "stdio",
             "command": "/opt/egym/venv/bin/python3",
-            "args": ["-I", "-m", "mcp_wrappers.postgres"],
+            "args": ["-I", "-m", "mcp_wrappers.db"],
         }
     ]
     instance = yaml.safe_load(Path(".egym/instances/tasks/acme/product-price-l0-s0/task.yaml").read_text())
