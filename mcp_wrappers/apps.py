@@ -59,11 +59,6 @@ class App(_Strict):
     faults: list[Fault] = Field(default_factory=list)
     folder: Path = Field(Path("."), exclude=True)
 
-    @property
-    def started(self) -> bool:
-        """Whether egym-init starts it (it has a start script) rather than its server starting it on demand."""
-        return (self.folder / "image" / "start").is_file()
-
 
 @functools.cache
 def apps() -> dict[str, App]:

@@ -139,7 +139,7 @@ class GymRolloutSource:
         from gym.families import resolve
 
         patterns = self.config.tasks.include
-        found = resolve(list(self.config.tasks.paths))
+        found = resolve(self.config.tasks.refs())
         return [
             t
             for t in found
