@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from gym.families import resolve
 from gym.policies.attacker import plan_for
 from gym.rollout import RolloutSpec, run_rollout
+from gym.task_refs import resolve
 
 
 def _expected(task) -> list:

@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from core.errors import TaskError
-from gym.families import resolve
 from gym.interop.harbor import ANSWER_FILE, READY_FILE, export_harbor
+from gym.task_refs import resolve
 from tests.gym.task_fixture import write_mini_world
 from tests.interop.side_venv import side_venv
 

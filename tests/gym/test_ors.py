@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 
 from grader.grade import Grade, ItemResult
 from gym.cli import app
-from gym.families import resolve
 from gym.interop.ors import OrsServer
 from gym.interop.ors_wire import chunks, graded_output
+from gym.task_refs import resolve
 from tests.interop.serving import containers, oracle, serve_env, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,16 +12,9 @@ from core.errors import TaskError
 from gym.authoring import write_scaffold
 from gym.batch.report import family_scores
 from gym.calibrate import calibration_units
-from gym.families import (
-    families,
-    family_bands,
-    family_level,
-    generate,
-    materialize,
-    resolve,
-    save_family_band,
-)
+from gym.families import families, family_bands, family_level, generate, materialize, save_family_band
 from gym.lint import LintReport, lint, lint_families
+from gym.task_refs import resolve
 from gym.tasks import BandEvidence
 
 ACME = Path("tasks/acme").resolve()
