@@ -26,9 +26,9 @@ from typing import Any, Protocol
 from core.errors import SandboxError
 from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
-from grader.mailstate import MailSnapshot
 from grader.docstate import document_dict
 from grader.errors import ProbeError, StateError
+from grader.mailstate import MailSnapshot
 from grader.sql_session import SqlSession
 from mcp_wrappers import PYTHON
 
@@ -63,17 +63,6 @@ class Probe(Protocol):
     def mail(self) -> MailSnapshot:
         """Every mailbox and the journal of submitted mail."""
         ...
-
-    def mail(self) -> MailSnapshot:
-        if self._mail is None:
-            data = self._run_json(MAIL_SNAPSHOT, "mail snapshot")
-            try:
-                self._mail = MailSnapshot.model_validate(data)
-            except ValueError as exc:
-                raise ProbeError(
-                    f"mail snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
-                ) from None
-        return self._mail
 
     def file(self, path: str) -> bytes | None:
         """A regular file's bytes, None when absent (or a symlink, a folder). Relative paths are under
@@ -155,6 +144,17 @@ class SandboxProbe:
                     f"chat snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
                 ) from None
         return self._chat
+
+    def mail(self) -> MailSnapshot:
+        if self._mail is None:
+            data = self._run_json(MAIL_SNAPSHOT, "mail snapshot")
+            try:
+                self._mail = MailSnapshot.model_validate(data)
+            except ValueError as exc:
+                raise ProbeError(
+                    f"mail snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
+                ) from None
+        return self._mail
 
     def file(self, path: str) -> bytes | None:
         """A regular file's bytes; None when absent or not a regular file (a symlink, a folder).
@@ -273,7 +273,7 @@ class SandboxProbe:
     def changes(self) -> Changes | None:
         if not self._changes_read:
             try:
-                self._changes = read_changes(self.sandbox, self.sql, self.chat)
+                self._changes = read_changes(self.sandbox, self.sql, self.chat, self.mail)
             except (ProbeError, StateError) as exc:
                 self._changes = exc
             self._changes_read = True

@@ -13,6 +13,9 @@ from mcp_wrappers.apps import App, apps
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("core", "gym", "grader", "trainer", "mcp_wrappers")
+# The grader reads each app's state with code of its own (docs/architecture.md): the probe's read
+# methods and the damage kinds name the apps whose state they read.
+PER_APP_READERS = {"grader/probe.py", "grader/timebox.py", "grader/damage.py"}
 
 
 def test_every_app_folder_has_a_valid_descriptor_and_a_server_module():
@@ -51,6 +54,8 @@ def test_no_module_lists_the_apps_by_hand():
     offenders = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
+            if str(path.relative_to(ROOT)) in PER_APP_READERS:
+                continue
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 listed = _listed(node) & names
                 if len(listed) >= 2:

@@ -114,7 +114,7 @@ def test_a_check_cannot_reach_the_sandbox_behind_its_probe(monkeypatch, check):
     assert ran == []
     if check is _reach_sandbox:
         assert (
-            "checks read the final state only through changes, chat, document, file, prefetch, sql"
+            "checks read the final state only through changes, chat, document, file, mail, prefetch, sql"
             in item.error
         )
 

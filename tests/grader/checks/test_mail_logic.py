@@ -8,6 +8,7 @@ from grader.checks import mail
 from grader.checks.base import CheckContext
 from grader.probe import StaticProbe
 
+ITEM = {"id": "sent", "description": "d", "kind": "python", "points": 1, "check": "mail.sent", "args": {}}
 QUOTE = b"PK\x03\x04 a spreadsheet"
 SNAPSHOT = {
     "domains": ["acme.example"],
@@ -76,3 +77,32 @@ def test_filed_finds_the_message_in_its_folder_and_says_where_it_is_otherwise():
     assert mail.filed(c, account="dana", folder="archive", subject="accruals")
     result = mail.filed(c, account="dana", folder="Archive", subject="Quote")
     assert not result and "found in INBOX" in result.evidence
+
+
+def test_mail_moved_or_deleted_from_the_initial_mailboxes_is_damage_unless_allowed():
+    from grader.changes import Changes, mail_changes
+    from grader.damage import damage_items
+    from grader.mailstate import MailSnapshot
+    from grader.rubric import Rubric
+
+    baseline = MailSnapshot.model_validate(SNAPSHOT)
+    final = MailSnapshot.model_validate(
+        {**SNAPSHOT, "messages": [{**SNAPSHOT["messages"][1], "folder": "Archive"}]}  # one filed, one deleted
+    )
+    changes = mail_changes(baseline, final)
+    assert [(c.subject, c.change, c.to_folder) for c in changes] == [
+        ("Q1 accruals", "deleted", ""),
+        ("Quote?", "moved", "Archive"),
+    ]
+    assert mail_changes(baseline, baseline) == []
+
+    def charged(allow):
+        rubric = Rubric.model_validate(
+            {"task": "w/t", "items": [ITEM], "damage": {"points": 1, "allow": allow}}
+        )
+        [item] = damage_items(rubric, Changes(mail=changes, sources=("mail",)), possible=10)
+        return item.earned
+
+    assert charged([]) == -2
+    assert charged([{"mail": "dana@*", "may": ["change"]}]) == -1  # filing is allowed, deleting is not
+    assert charged([{"mail": "*", "may": ["change", "delete"]}]) == 0
