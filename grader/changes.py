@@ -250,6 +250,7 @@ def _as_dict(value: Any) -> dict[str, Any] | None:
 def mail_changes(baseline: MailSnapshot, final: MailSnapshot) -> list[MailChange]:
     """Baseline messages no longer in their folder: moved elsewhere in the same mailbox, or deleted.
     (New mail, and flags such as read, are no damage.)"""
+
     def key(m: MailMessage) -> tuple[str, str]:  # a message without a Message-ID by what it is
         return m.account, m.message_id or f"{m.sender}|{m.date}|{m.subject}"
 

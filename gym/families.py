@@ -82,6 +82,7 @@ class Instance:
     limits: dict[str, Any] = field(default_factory=dict)
     sql: str = ""  # overlay SQL, run as superuser after the world's
     chat: dict[str, Any] | None = None  # an overlay chat file's content
+    mail: dict[str, Any] | None = None  # an overlay mail file's content (mcp_wrappers/mail/mailfile.py)
     files: dict[str, bytes] = field(default_factory=dict)  # path under /workspace -> bytes
     damage: dict[str, Any] | None = None  # the rubric's damage section (allowed changes)
     # Kinds of value the claim items name (grader.claims): the family's own; the world's `claims`
@@ -100,12 +101,14 @@ class Instance:
             sorted(self.files.items()),
             self.damage,
             self.claims,
+            *([self.mail] if self.mail is not None else []),  # absent: the digests from before mail
         ]
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
     def question_digest(self) -> str:
         """What the agent is given (prompt and initial state), not how it is graded: a rubric fix keeps it."""
         content = [self.prompt, self.sql, self.chat, sorted(self.files.items())]
+        content += [self.mail] if self.mail is not None else []
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
 
@@ -415,6 +418,11 @@ def materialize(
             instance.chat, sort_keys=False
         ).encode()
         overlay["chat"] = ["initial_state/chat.yaml"]
+    if instance.mail is not None:
+        files[folder / "initial_state" / "mail.yaml"] = yaml.safe_dump(
+            instance.mail, sort_keys=False, allow_unicode=True
+        ).encode()
+        overlay["mail"] = ["initial_state/mail.yaml"]
     for name, data in sorted(instance.files.items()):
         files[folder / "initial_state" / "workspace" / name] = data
         overlay["workspace"] = "initial_state/workspace"
