@@ -22,6 +22,7 @@ from typing import Any
 from core.trajectory import Trajectory
 from grader.chatstate import ChatSnapshot, dm_name
 from grader.errors import StateError
+from grader.mailstate import same_address
 from grader.probe import Probe, workspace_path
 
 ANSWER = "answer"
@@ -95,6 +96,19 @@ def mail(probe: Probe, author: str | None) -> list[Writing]:
         for m in probe.mail().sent_by(author)
         for recipient in m.recipients
     ]
+
+
+def seeded_mail(probe: Probe, author: str | None) -> str:
+    """The text of the mail in the agent's mailbox that it did not send (the customer's question): the
+    agent may quote it back without being charged."""
+    changes = probe.changes()
+    if changes is None or "mail" not in changes.sources or author is None:
+        return ""
+    snap = probe.mail()
+    mine = [
+        m for m in snap.messages if same_address(m.account, author) and not same_address(m.sender, author)
+    ]
+    return "\n".join(f"{m.subject}\n{m.body}" for m in mine)
 
 
 def seeded_direct_messages(probe: Probe, places: set[str]) -> str:

@@ -248,6 +248,8 @@ def build(claims: Claims, items: list[Any], probe: Any, trajectory: Any) -> Stat
         channels.prompt(trajectory)
         + "\n"
         + channels.seeded_direct_messages(probe, {e.where for e in result.expected})
+        + "\n"
+        + channels.seeded_mail(probe, claims.author)
     )
     for line in given.splitlines():
         for f in extract_line(claims.kinds, fold(line)):

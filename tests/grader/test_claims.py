@@ -269,6 +269,17 @@ def test_mail_the_agent_sent_is_a_place_one_per_recipient():
         )
 
     result = graded(("files", "mail"))
+    # What the customer wrote the agent may quote back: its order 4711 is no claimed amount.
+    journal[0]["body"] += " (your order 4711)"
+    assert graded(("files", "mail")).items[1].evidence.startswith("3 wrong or misplaced")  # 4711 twice
+    inbox = [
+        {"account": "jordan.lee@acme.example", "from": "lena@client.example", "body": "Price for order 4711?"}
+    ]
+    probe = StaticProbe(changes=Changes(sources=("mail",)), mail={"journal": journal, "messages": inbox})
+    quoted = grade(
+        rubric, probe, Trajectory(task="acme/t", policy="t", messages=[Message(role="user", content="Q?")])
+    )
+    assert quoted.items[1].evidence.startswith("1 wrong or misplaced")  # only the Bcc's 760
     # Right where it was asked (Lena), misplaced in the Bcc to Anna: earned 2, charged 2.
     assert [i.earned for i in result.items] == [2, -2]
     assert "mail:anna@acme.example" in result.items[1].evidence
