@@ -6,7 +6,7 @@ For each image of `gym.sandbox.docker_client.CHAT_IMAGES` (compat = egym/world:l
 real = egym/world:mattermost), ROUNDS rounds, the two servers alternating (and the order
 swapped every round, so a burst of load from other jobs does not land on one server only):
 
-- chat ready: `DockerSandbox.start` with apps postgres,chat and no chat file, until egym-init
+- chat ready: `DockerSandbox.start` with apps db,chat and no chat file, until egym-init
   says READY (the chat app answered `/system/ping`);
 - seeded sandbox: the same with a small chat file (SEED) loaded through the API, then the
   chat MCP server started and `tools/list` answered (start-to-tools/list); memory measured
@@ -48,7 +48,7 @@ from gym.sandbox.overlay import overlay_tar
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 4
 CALLS = 10  # round trips per tool and round, 40 in all: spread over the rounds as load comes and goes
-APPS = ("postgres", "chat")
+APPS = ("db", "chat")
 ACME_TASK = "tasks/acme/onboard-engineer"
 ROLLOUTS = {"tasks/acme/onboard-engineer": 3, "tasks/acme/q1-close": 2}  # task -> rollouts per server
 PROBES = {  # round-trip tools: one read, one listing

@@ -122,7 +122,7 @@ def bench_deterministic() -> dict:
     trajectory = Trajectory(
         task="bench/grader", policy="bench", final_answer=" ".join(f"item {i}" for i in range(19))
     )
-    sandbox = DockerSandbox.start(apps=("postgres", "chat"), overlay=overlay, run_id="bench-grader")
+    sandbox = DockerSandbox.start(apps=("db", "chat"), overlay=overlay, run_id="bench-grader")
     try:
         times, chat_times, sql_times, result = [], [], [], None
         for _ in range(RUNS):

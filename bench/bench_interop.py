@@ -49,11 +49,11 @@ from bench.interop_clients import (
     OrsEpisode,
     egym_servers,
 )
-from gym.families import resolve
 from gym.harness.config import HarnessConfig
 from gym.policies.oracle import AnswerStep, ToolStep, load_solution
 from gym.sandbox.docker_client import client as docker_client
 from gym.sandbox.reaper import reap
+from gym.task_refs import resolve
 
 TASK = "acme/product-price-l0-s0"
 EXPECTED = "3200"  # in the oracle query's output: the tools really answered

@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import RESULTS, machine  # noqa: E402
-from gym.families import families, generate, resolve  # noqa: E402
+from gym.families import families, generate  # noqa: E402
+from gym.task_refs import resolve  # noqa: E402
 from trainer.config import TrainConfig, load_config  # noqa: E402
 from trainer.model import load_policy  # noqa: E402
 from trainer.rollouts.gym_source import GymRolloutSource  # noqa: E402

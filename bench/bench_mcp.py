@@ -58,12 +58,12 @@ class Case:
 
 CASES = {
     "chat": Case(
-        ("postgres", "chat"),
+        ("db", "chat"),
         {"chat/001-bench.yaml": CHAT.encode()},
         ("read_channel", {"channel": "finance", "limit": 5}),
     ),
     "office": Case(
-        ("postgres",),
+        ("db",),
         {"workspace/costs.csv": CSV.encode()},
         ("read_sheet", {"path": "costs.csv", "range": "A1:B10"}),
         {
@@ -76,7 +76,7 @@ CASES = {
         },
     ),
     "db": Case(
-        ("postgres",),
+        ("db",),
         {"sql/001-bench.sql": SQL.encode()},
         ("query", {"sql": "SELECT name, dept FROM employees WHERE id = 7"}),
         {"execute_update_s": ("execute", {"sql": "UPDATE employees SET dept = 'Ops' WHERE id = 8"})},

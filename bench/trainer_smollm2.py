@@ -78,10 +78,10 @@ def _reward(text: str) -> float:
 def prompt_ids(tokenizer) -> list[list[int]]:
     """Level-0 task prompts as the hf policy renders them (system prompt, built-in tool list, task)."""
     from core.trajectory import Message
-    from gym.families import resolve
     from gym.harness.builtin_tools import BUILTIN_TOOLS
     from gym.harness.prompt import system_prompt
     from gym.policies.chat_render import render_prompt_ids
+    from gym.task_refs import resolve
     from gym.tasks import world_of
 
     out = []

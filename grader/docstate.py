@@ -1,4 +1,4 @@
-"""A document's content as printed by `mcp_wrappers.libreoffice.read_document`, checked before any check reads it.
+"""A document's content as printed by `mcp_wrappers.office.read_document`, checked before any check reads it.
 
 The reader runs in the agent's container, so its output is validated like any
 input from outside: a shape that does not match is a ProbeError, never a pass.

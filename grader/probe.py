@@ -28,6 +28,7 @@ from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
 from grader.docstate import document_dict
 from grader.errors import ProbeError, StateError
+from grader.mailstate import MailSnapshot
 from grader.sql_session import SqlSession
 from mcp_wrappers import PYTHON
 
@@ -36,7 +37,8 @@ WORKSPACE = "/workspace"
 # role), isolated from anything the agent can write; see docs/security.md.
 READER = "grader"
 SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.chat.snapshot"]
-READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document"]
+MAIL_SNAPSHOT = [*PYTHON, "-m", "mcp_wrappers.mail.snapshot"]
+READ_DOCUMENT = [*PYTHON, "-m", "mcp_wrappers.office.read_document"]
 SAFE_COPY = [*PYTHON, "-m", "mcp_wrappers.safe_copy"]
 DOCUMENT_COPIES = "/var/lib/egym-grader/documents"  # the reader opens copies here, never the agent's files
 FILE_COPIES = "/var/lib/egym-grader/files"  # file() reads these copies through the Docker API
@@ -56,6 +58,10 @@ class Probe(Protocol):
 
     def chat(self) -> ChatSnapshot:
         """The whole chat workspace (users, channels, posts)."""
+        ...
+
+    def mail(self) -> MailSnapshot:
+        """Every mailbox and the journal of submitted mail."""
         ...
 
     def file(self, path: str) -> bytes | None:
@@ -97,6 +103,7 @@ class SandboxProbe:
         self._sql: SqlSession | None = None
         self._rows: dict[str, list[dict[str, Any]] | Exception] = {}
         self._chat: ChatSnapshot | None = None
+        self._mail: MailSnapshot | None = None
         self._files: dict[str, bytes | None | StateError] = {}
         self._documents: dict[str, dict[str, Any] | ProbeError] = {}
         self._copies = 0
@@ -137,6 +144,17 @@ class SandboxProbe:
                     f"chat snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
                 ) from None
         return self._chat
+
+    def mail(self) -> MailSnapshot:
+        if self._mail is None:
+            data = self._run_json(MAIL_SNAPSHOT, "mail snapshot")
+            try:
+                self._mail = MailSnapshot.model_validate(data)
+            except ValueError as exc:
+                raise ProbeError(
+                    f"mail snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
+                ) from None
+        return self._mail
 
     def file(self, path: str) -> bytes | None:
         """A regular file's bytes; None when absent or not a regular file (a symlink, a folder).
@@ -255,7 +273,7 @@ class SandboxProbe:
     def changes(self) -> Changes | None:
         if not self._changes_read:
             try:
-                self._changes = read_changes(self.sandbox, self.sql, self.chat)
+                self._changes = read_changes(self.sandbox, self.sql, self.chat, self.mail)
             except (ProbeError, StateError) as exc:
                 self._changes = exc
             self._changes_read = True
@@ -323,6 +341,7 @@ class StaticProbe:
         *,
         sql: Mapping[str, list[dict[str, Any]] | str] | None = None,
         chat: ChatSnapshot | dict | None = None,
+        mail: MailSnapshot | dict | None = None,
         files: Mapping[str, bytes] | None = None,
         documents: Mapping[str, dict[str, Any]] | None = None,
         changes: Changes | None = None,
@@ -330,6 +349,7 @@ class StaticProbe:
         self._sql = dict(sql or {})
         self._changes = changes
         self._chat = ChatSnapshot.model_validate(chat or {})
+        self._mail = MailSnapshot.model_validate(mail or {})
         self._files = {workspace_path(k): v for k, v in (files or {}).items()}
         self._documents = {workspace_path(k): v for k, v in (documents or {}).items()}
         self.prefetched: list[str] = []
@@ -345,6 +365,9 @@ class StaticProbe:
 
     def chat(self) -> ChatSnapshot:
         return self._chat
+
+    def mail(self) -> MailSnapshot:
+        return self._mail
 
     def file(self, path: str) -> bytes | None:
         return self._files.get(workspace_path(path))

@@ -204,13 +204,16 @@ class GradeLimits(StrictModel):
 
 
 class AllowedChange(StrictModel):
-    """Something the task may change in the initial state (grader.damage); exactly one of table/files/posts."""
+    """Something the task may change in the initial state (grader.damage); exactly one of table/files/posts/mail."""
 
-    model_config = ConfigDict(json_schema_extra=_exactly_one("table", "files", "posts"))
+    model_config = ConfigDict(json_schema_extra=_exactly_one("table", "files", "posts", "mail"))
 
     table: str | None = Field(None, min_length=1, description="A database table.")
     files: str | None = Field(None, min_length=1, description="A glob under /workspace, e.g. `reports/*`.")
     posts: str | None = Field(None, min_length=1, description="Chat posts in this channel, or `*` for any.")
+    mail: str | None = Field(
+        None, min_length=1, description="Mail of these mailboxes (a glob on the address); change: move it."
+    )
     may: list[Literal["add", "change", "delete"]] = Field(
         default_factory=lambda: ["change"],
         min_length=1,

@@ -70,7 +70,7 @@ class _Worker(threading.Thread):
 
 
 # What a check may call: the Probe protocol's read methods (grader.probe.Probe), nothing else.
-READ_METHODS = frozenset({"sql", "chat", "file", "document", "prefetch", "changes"})
+READ_METHODS = frozenset({"sql", "chat", "mail", "file", "document", "prefetch", "changes"})
 
 
 class TimedProbe:

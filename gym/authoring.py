@@ -72,7 +72,7 @@ def generate(world, rng, level: int) -> Instance:
             {"tool": "db.query", "args": {"sql": f"SELECT units FROM stock_levels WHERE item = '{item}'"}},
             {"answer": f"{units} units of {item} are in stock."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits={"max_turns": 6, "time_limit_s": 300},
     )
 ''')

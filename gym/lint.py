@@ -23,19 +23,10 @@ from core.errors import EgymError, RubricError, TaskError
 from grader.lint import LintReport, lint_rubric
 from grader.lint_holes import prompt_states, reference_misses
 from grader.loader import Problem, load_rubric, rubric_for_task, world_rubrics
-from gym.families import (
-    Family,
-    FamilyError,
-    Selection,
-    clashing_tasks,
-    load_families,
-    materialize,
-    select_family,
-    shown,
-    task_folder,
-)
+from gym.families import Family, FamilyError, clashing_tasks, load_families, materialize, shown
 from gym.family_sources import traced_generate
 from gym.sandbox.overlay import overlay_tar
+from gym.task_refs import Selection, select_family, task_folder
 from gym.tasks import load_task, load_world
 
 

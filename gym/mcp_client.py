@@ -22,14 +22,14 @@ from mcp.shared.message import SessionMessage
 from core.errors import SandboxError
 from gym.sandbox.base import Sandbox, StdioStream, stderr_said
 from mcp_wrappers import PYTHON
+from mcp_wrappers.apps import app
 
-# Entry points of the in-container servers (see mcp_wrappers/).
-SERVERS: dict[str, list[str]] = {
-    "chat": [*PYTHON, "-m", "mcp_wrappers.chat"],
-    "office": [*PYTHON, "-m", "mcp_wrappers.libreoffice"],
-    "db": [*PYTHON, "-m", "mcp_wrappers.postgres"],
-}
-APP_SERVERS = {"chat": "chat", "office": "office", "postgres": "db"}
+
+def server_command(name: str) -> list[str]:
+    """How the sandbox starts app `name`'s MCP server (mcp_wrappers/<name>/app.toml)."""
+    return [*PYTHON, "-m", app(name).server]
+
+
 MAX_MESSAGE_BYTES = 64 << 20
 
 
@@ -105,7 +105,7 @@ class McpServerConnection:
         timeout_s: float = 60,
     ):
         self.sandbox, self.name, self.env, self.timeout_s = sandbox, name, env, timeout_s
-        self.cmd = cmd or SERVERS[name]
+        self.cmd = cmd or server_command(name)
         self._stack = contextlib.AsyncExitStack()
         self.session: ClientSession | None = None
 

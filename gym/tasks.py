@@ -9,30 +9,58 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, ValidationError, create_model, model_validator
 
 from core.errors import TaskError
 from core.strict import StrictModel
 from core.validation import describe_validation_error
+from mcp_wrappers.apps import apps
 
-App = Literal["postgres", "chat", "office"]
 Split = Literal["train", "val", "test"]
 Band = Literal["too-easy", "target", "hard", "too-hard"]
 
 
-class Overlay(StrictModel, allow_inf_nan=False):
-    """Files applied to a fresh container, paths relative to the YAML file's folder."""
+class _OverlayBase(StrictModel, allow_inf_nan=False):
+    """Files applied to a fresh container, paths relative to the YAML file's folder: the workspace,
+    and for each app that loads files its key (`sql`, `chat`, ...: the `overlay` of its app.toml)."""
 
-    sql: list[str] = Field(
-        default_factory=list, description="SQL files run as superuser in `company`, in order."
-    )
-    chat: list[str] = Field(
-        default_factory=list, description="Chat files (users, channels, posts), YAML or JSON."
-    )
     workspace: str | None = Field(None, description="A folder whose contents are copied into /workspace.")
+
+    def app_files(self) -> dict[str, list[str]]:
+        """Each app's overlay key and the files listed under it, in the apps' order."""
+        return {key: getattr(self, key) for key in overlay_keys()}
+
+
+def overlay_keys() -> list[str]:
+    """The `initial_state:` keys of the apps that load files, in the apps' order."""
+    return [spec.overlay for spec in apps().values() if spec.overlay]
+
+
+Overlay = create_model(
+    "Overlay",
+    __base__=_OverlayBase,
+    __doc__=_OverlayBase.__doc__,
+    **{
+        spec.overlay: (list[str], Field(default_factory=list, description=spec.overlay_help))
+        for spec in apps().values()
+        if spec.overlay
+    },
+)
+RENAMED = {"postgres": "db"}  # app names before each app had one (mcp_wrappers/<name>/app.toml)
+
+
+def _app_name(name: str) -> str:
+    if name in RENAMED:
+        raise ValueError(f"the app {name!r} is now called {RENAMED[name]!r}")
+    if name not in apps():
+        raise ValueError(f"no app {name!r} (apps: {', '.join(apps())})")
+    return name
+
+
+App = Annotated[str, AfterValidator(_app_name)]
 
 
 class AgentIdentity(StrictModel, allow_inf_nan=False):
@@ -56,7 +84,7 @@ class World(StrictModel, allow_inf_nan=False, frozen=True):
     date: dt.date = Field(description="Today's date inside the world.")
     agent: AgentIdentity
     apps: list[App] = Field(
-        default_factory=lambda: ["postgres"], description="Apps every task in this world may use."
+        default_factory=lambda: ["db"], description="Apps every task in this world may use."
     )
     initial_state: Overlay = Field(
         default_factory=Overlay, description="Files that make the world's initial state."
@@ -125,9 +153,7 @@ class Task(StrictModel, allow_inf_nan=False):
     prompt: str = Field(
         min_length=1, description="What the employee is asked to do (the first user message)."
     )
-    apps: list[App] = Field(
-        default_factory=lambda: ["postgres"], description="Apps started in the container."
-    )
+    apps: list[App] = Field(default_factory=lambda: ["db"], description="Apps started in the container.")
     initial_state: Overlay = Field(
         default_factory=Overlay, description="Task-specific overlay on the world's initial state."
     )

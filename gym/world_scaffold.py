@@ -69,7 +69,7 @@ agent:
   email: alex.morgan@$name.example
   chat_username: alex.morgan
   db_role: agent
-apps: [postgres]  # also: chat, office (docs/authoring.md)
+apps: [db]  # also: chat, office (docs/authoring.md)
 initial_state:
   sql:
     - initial_state/01-company.sql

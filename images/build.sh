@@ -32,6 +32,17 @@ fi
 find "$ctx" -mindepth 1 -maxdepth 1 ! -name wheels -exec rm -rf {} +
 cp -a "$here/world/." "$ctx/"
 (cd "$root" && tar -c --exclude='__pycache__' --exclude='*.pyc' mcp_wrappers) | tar -C "$ctx" -x
+# Each app's part of the image (mcp_wrappers/<app>/image/): its Debian packages in one list,
+# installed in one layer, and its folder for the set-up step (docs/architecture.md).
+mkdir -p "$ctx/apps"
+: > "$ctx/app-packages.txt"
+for dir in "$root"/mcp_wrappers/*/image; do
+  [ -d "$dir" ] || continue
+  app=$(basename "$(dirname "$dir")")
+  cp -a "$dir" "$ctx/apps/$app"
+  if [ -f "$dir/packages" ]; then grep -v '^\s*\(#\|$\)' "$dir/packages" >> "$ctx/app-packages.txt" || true; fi
+done
+sort -u -o "$ctx/app-packages.txt" "$ctx/app-packages.txt"
 echo "[images] building $tag on $base" >&2
 if ! docker build --build-arg "BASE_IMAGE=$base" -t "$tag" "$ctx" > "$ctx.log" 2>&1; then
   tail -n 20 "$ctx.log" >&2

@@ -112,8 +112,9 @@ class TasksConfig(_Section):
     """Where training tasks come from."""
 
     paths: list[str] = Field(
-        default_factory=lambda: ["tasks"],
-        description="Task folders, world folders or trees, families (acme/product-price: seeds 0-9) or instance ids.",
+        default_factory=list,
+        description="Worlds (acme), task folders or trees, families (acme/product-price: seeds 0-9) or instance "
+        "ids; empty: every world egym knows (./tasks and installed world packages), from any folder.",
     )
     split: Literal["train", "val", "test"] = Field(
         "train", description="Only tasks of this split are trained on."
@@ -122,6 +123,12 @@ class TasksConfig(_Section):
         default_factory=list, description="Glob patterns on task keys (`acme/*`); empty: all."
     )
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
+
+    def refs(self) -> list[str]:
+        """What `paths` names, or every known world's name when it names nothing."""
+        from gym.worlds import world_dirs
+
+        return list(self.paths) or list(world_dirs())
 
 
 class RolloutConfig(_Section):

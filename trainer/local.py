@@ -88,7 +88,7 @@ def split_tasks(source: RolloutSource, config: TrainConfig) -> tuple[list[Any], 
     """Training tasks (tasks.split) and, when evaluation is on, eval tasks (eval.split)."""
     train = source.tasks(config.tasks.split)
     if not train:
-        raise ConfigError(f"tasks: no '{config.tasks.split}' tasks under {', '.join(config.tasks.paths)}")
+        raise ConfigError(f"tasks: no '{config.tasks.split}' tasks under {', '.join(config.tasks.refs())}")
     evals = source.tasks(config.eval.split) if config.eval.interval else []
     if config.eval.interval and not evals:
         raise ConfigError(

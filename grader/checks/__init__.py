@@ -20,8 +20,10 @@ from typing import Any
 
 from core.errors import RubricError
 from core.plugins import Registry
+from mcp_wrappers.apps import apps
 
-BUILTIN_MODULES = ("sql", "chat", "files", "documents", "transcript", "claims")
+# Each app's checks (the `checks` of its app.toml), then those over any app's changes and the transcript.
+BUILTIN_MODULES = (*(m for spec in apps().values() for m in spec.checks), "files", "transcript", "claims")
 INSTALLED = Registry("check", "egym.checks", error=RubricError)  # other packages' checks, by name
 Check = Callable[..., Any]
 _cache: dict[str, Check] = {}

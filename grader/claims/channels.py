@@ -6,6 +6,7 @@ A place is named the way rubric items name it in `where`:
     answer             the final answer
     #sales             a channel's posts (a bare `sales` means the same)
     dm:alice,bob       the direct messages between alice and bob (any order)
+    mail:lena@client.example   the mail the agent sent to that address (subject and text)
     file:reports/q1.xlsx   a document in /workspace (spreadsheet rows and paragraphs are lines)
     sql:SELECT status FROM expense_claims WHERE id = 7
                        what the agent recorded in the database (each row a line): a decision
@@ -21,6 +22,7 @@ from typing import Any
 from core.trajectory import Trajectory
 from grader.chatstate import ChatSnapshot, dm_name
 from grader.errors import StateError
+from grader.mailstate import same_address
 from grader.probe import Probe, workspace_path
 
 ANSWER = "answer"
@@ -45,6 +47,8 @@ def place(where: str) -> str:
         return "file:" + workspace_path(where[5:])
     if where.startswith("sql:"):
         return "sql:" + where[4:].strip()
+    if where.startswith("mail:"):
+        return "mail:" + where[5:].strip().lower()
     channel = dm_name(where)
     return channel if channel.startswith("dm:") else "#" + channel
 
@@ -78,6 +82,33 @@ def posts(probe: Probe, author: str | None) -> list[Writing]:
         return []  # no baseline to tell new posts from old ones, and no author to go by
     snap: ChatSnapshot = probe.chat()
     return [Writing(_chat_place(p.channel), p.message) for p in snap.posts if p.user == author]
+
+
+def mail(probe: Probe, author: str | None) -> list[Writing]:
+    """The mail the agent (`author`: an address, or its part before the @) sent during the episode, once
+    per recipient (Bcc included): a value mailed to three people is asserted to three. None without
+    a mail app."""
+    changes = probe.changes()
+    if changes is None or "mail" not in changes.sources or author is None:
+        return []
+    return [
+        Writing(f"mail:{recipient}", f"{m.subject}\n{m.body}")
+        for m in probe.mail().sent_by(author)
+        for recipient in m.recipients
+    ]
+
+
+def seeded_mail(probe: Probe, author: str | None) -> str:
+    """The text of the mail in the agent's mailbox that it did not send (the customer's question): the
+    agent may quote it back without being charged."""
+    changes = probe.changes()
+    if changes is None or "mail" not in changes.sources or author is None:
+        return ""
+    snap = probe.mail()
+    mine = [
+        m for m in snap.messages if same_address(m.account, author) and not same_address(m.sender, author)
+    ]
+    return "\n".join(f"{m.subject}\n{m.body}" for m in mine)
 
 
 def seeded_direct_messages(probe: Probe, places: set[str]) -> str:

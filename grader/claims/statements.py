@@ -225,7 +225,11 @@ def build(claims: Claims, items: list[Any], probe: Any, trajectory: Any) -> Stat
     for e in result.expected:
         if e.about:
             subjects.setdefault(e.kind, {})[e.about] = whole_word(e.about)
-    writings = channels.answer(trajectory) + channels.posts(probe, claims.author)
+    writings = (
+        channels.answer(trajectory)
+        + channels.posts(probe, claims.author)
+        + channels.mail(probe, claims.author)
+    )
     for where in sorted({e.where for e in result.expected if e.where.startswith(("file:", "sql:"))}):
         try:
             read = channels.document if where.startswith("file:") else channels.database
@@ -244,6 +248,8 @@ def build(claims: Claims, items: list[Any], probe: Any, trajectory: Any) -> Stat
         channels.prompt(trajectory)
         + "\n"
         + channels.seeded_direct_messages(probe, {e.where for e in result.expected})
+        + "\n"
+        + channels.seeded_mail(probe, claims.author)
     )
     for line in given.splitlines():
         for f in extract_line(claims.kinds, fold(line)):

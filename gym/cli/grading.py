@@ -74,10 +74,10 @@ def grade(
     from grader.judge import JudgeOptions
     from grader.loader import load_rubric
     from gym.episode import make_judge
-    from gym.families import resolve
     from gym.regrade import replay_and_grade, replay_differences
     from gym.rollout import passed
     from gym.store import Store
+    from gym.task_refs import resolve
     from gym.tasks import load_task
 
     db = Store(store)

@@ -123,7 +123,7 @@ def select_tasks(
 ) -> list[Any]:
     """Task folders, families (acme/product-price) and instance ids (acme/product-price-l0-s3), maybe of one split."""
     from core.errors import TaskError
-    from gym.families import resolve
+    from gym.task_refs import resolve
 
     found = resolve(list(paths), seeds=seeds, levels=levels)
     kept = [t for t in found if split is None or t.split == split]

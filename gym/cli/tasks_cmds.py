@@ -108,7 +108,7 @@ def show(
 ) -> None:
     """The task as the agent gets it, its split, and its rubric's items and points."""
     from grader.loader import load_rubric, rubric_for_task
-    from gym.families import resolve
+    from gym.task_refs import resolve
 
     tasks = resolve([ref])
     if len(tasks) != 1:
@@ -131,7 +131,7 @@ def sample(
     split: Split | None = SPLIT,
 ) -> None:
     """Write instances as task folders under .egym/instances/tasks (give that folder to any command)."""
-    from gym.families import resolve
+    from gym.task_refs import resolve
 
     tasks = [t for t in resolve(list(refs), seeds=seeds, levels=levels) if split is None or t.split == split]
     for task in tasks:

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 
 from gym.harness.config import FaultConfig
+from mcp_wrappers.apps import apps
 
 
 @dataclass(frozen=True)
@@ -21,34 +22,6 @@ class Fault:
     message: str
 
 
-# What each app's wrapper reports when the real thing breaks.
-FAULTS: dict[str, tuple[Fault, ...]] = {
-    "chat": (
-        Fault(
-            "chat.http_500",
-            "Error: chat API request failed: HTTP 500 Internal Server Error "
-            '({{"id": "app.server.internal_error", "status_code": 500}})',
-        ),
-        Fault(
-            "chat.http_429",
-            "Error: chat API request failed: HTTP 429 Too Many Requests "
-            "(rate limit exceeded); Retry-After: {retry_after}",
-        ),
-    ),
-    "office": (
-        Fault(
-            "office.timeout",
-            "Error: LibreOffice did not respond within 30 s (soffice timed out); "
-            "the document was not changed",
-        ),
-    ),
-    "db": (
-        Fault(
-            "db.lock_timeout",
-            "Error: canceling statement due to lock timeout (SQLSTATE 55P03: lock_not_available)",
-        ),
-    ),
-}
 GENERIC = (Fault("unavailable", "Error: {server} service temporarily unavailable; try again"),)
 
 
@@ -65,7 +38,8 @@ class FaultInjector:
         rng = random.Random(f"{self.config.seed}:{index}")
         if rng.random() >= self.config.rate:
             return None
-        fault = rng.choice(FAULTS.get(server, GENERIC))
-        name = fault.name if server in FAULTS else f"{server}.{fault.name}"
+        imitated = tuple(Fault(f.name, f.message) for f in apps()[server].faults) if server in apps() else ()
+        fault = rng.choice(imitated or GENERIC)
+        name = fault.name if imitated else f"{server}.{fault.name}"
         message = fault.message.format(retry_after=rng.randint(1, 5), server=server)
         return Fault(name, message)

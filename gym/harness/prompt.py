@@ -12,19 +12,9 @@ import re
 from typing import Any, Literal
 
 from gym.tasks import Task, World
+from mcp_wrappers.apps import app, apps
 
 PromptStyle = Literal["full", "compact"]
-
-APP_LINES = {
-    "postgres": "- Company database (PostgreSQL, database `company`): the `db.*` tools, or `psql` in bash.",
-    "chat": "- Team chat (Mattermost): the `chat.*` tools. You post as @{chat_username}.",
-    "office": "- Office documents (LibreOffice: spreadsheets, text documents): the `office.*` tools.",
-}
-COMPACT_APP_LINES = {
-    "postgres": "- Company database (PostgreSQL, database `company`): the `db.*` tools.",
-    "chat": "- Team chat: the `chat.*` tools. You post as @{chat_username}.",
-    "office": "- Office documents: the `office.*` tools.",
-}
 
 TEMPLATE = """\
 You are {name}, {title} at {company}. Your e-mail is {email}.
@@ -50,18 +40,25 @@ Apps:
 When the work is done, reply with a short final message (any answer you were asked for) \
 without calling a tool."""
 
-_TEMPLATES = {"full": (TEMPLATE, APP_LINES), "compact": (COMPACT_TEMPLATE, COMPACT_APP_LINES)}
+_TEMPLATES = {"full": TEMPLATE, "compact": COMPACT_TEMPLATE}
 _ANNOTATIONS = ("description", "title", "default", "examples")
+
+
+def app_line(name: str, chat_username: str, style: PromptStyle) -> str:
+    """App `name`'s line in the list of apps (its app.toml's `prompt` or `prompt_compact`)."""
+    spec = app(name)
+    return "- " + (spec.prompt if style == "full" else spec.prompt_compact).format(
+        chat_username=chat_username
+    )
 
 
 def system_prompt(task: Task, world: World, style: PromptStyle = "full") -> str:
     """The task's own system prompt when it sets one, else the default built from the world."""
     if task.system_prompt:
         return task.system_prompt
-    template, app_lines = _TEMPLATES[style]
     agent = world.agent
-    apps = "\n".join(app_lines[app].format(chat_username=agent.chat_username) for app in task.apps)
-    return template.format(
+    apps = "\n".join(app_line(name, agent.chat_username, style) for name in task.apps)
+    return _TEMPLATES[style].format(
         name=agent.name,
         title=agent.title,
         company=world.company,
@@ -114,8 +111,8 @@ def prompt_fingerprint(style: PromptStyle) -> str:
     so data made before the setting existed keeps its fingerprint."""
     if style == "full":
         return ""
-    template, app_lines = _TEMPLATES[style]
-    return f"\0prompt={style}\0{template}\0{json.dumps(app_lines, sort_keys=True)}"
+    app_lines = {name: app_line(name, "{chat_username}", style) for name in apps()}
+    return f"\0prompt={style}\0{_TEMPLATES[style]}\0{json.dumps(app_lines, sort_keys=True)}"
 
 
 def _bare(schema: Any) -> Any:

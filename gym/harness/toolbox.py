@@ -31,7 +31,7 @@ from gym.harness.faults import FaultInjector
 from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
 from gym.harness.tool import ToolError
-from gym.mcp_client import APP_SERVERS, SERVERS, McpServerConnection
+from gym.mcp_client import McpServerConnection, server_command
 from gym.sandbox.base import Sandbox
 from gym.tasks import Task
 
@@ -128,7 +128,7 @@ def servers_for(task: Task, config: HarnessConfig) -> dict[str, list[str]]:
     """Server name -> command for this episode."""
     if config.mcp_servers is not None:
         return dict(config.mcp_servers)
-    return {APP_SERVERS[app]: SERVERS[APP_SERVERS[app]] for app in task.apps}
+    return {name: server_command(name) for name in task.apps}
 
 
 def cap_output(text: str, cap: int) -> str:

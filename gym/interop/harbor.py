@@ -32,12 +32,13 @@ from core.errors import TaskError
 from grader.checks import resolve as resolve_check
 from grader.loader import load_rubric, rubric_for_task
 from grader.rubric import PythonItem, Rubric
-from gym.harness.prompt import APP_LINES
-from gym.mcp_client import APP_SERVERS, SERVERS
+from gym.harness.prompt import app_line
+from gym.mcp_client import server_command
 from gym.policies.oracle import AnswerStep, load_solution
 from gym.sandbox.docker_client import default_image
 from gym.sandbox.overlay import overlay_tar
 from gym.tasks import Task, World, world_of
+from mcp_wrappers.apps import apps as all_apps
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -120,9 +121,7 @@ def write_task(task: Task, out: Path) -> Path:
 def instruction(task: Task, world: World) -> str:
     agent = world.agent
     apps = "\n".join(
-        APP_LINES[app]
-        .format(chat_username=agent.chat_username)
-        .replace(f"the `{APP_SERVERS[app]}.*` tools", f"`egym-tool {APP_SERVERS[app]} ...`")
+        app_line(app, agent.chat_username, "full").replace(f"the `{app}.*` tools", f"`egym-tool {app} ...`")
         for app in task.apps
     )
     intro = task.system_prompt or (
@@ -138,7 +137,7 @@ def instruction(task: Task, world: World) -> str:
 
 `egym-tool SERVER --list` lists a server's tools and their arguments; call one with
 `egym-tool SERVER TOOL '{{"argument": "value"}}'`. Agents that speak MCP also get them
-as the MCP servers {", ".join(f"`{APP_SERVERS[a]}`" for a in task.apps) or "(none)"}.
+as the MCP servers {", ".join(f"`{a}`" for a in task.apps) or "(none)"}.
 
 ## Your task
 {task.prompt.strip()}
@@ -196,11 +195,10 @@ def task_toml(task: Task, rubric: Rubric) -> str:
     ]
     text = "".join(_toml_table(name, values) for name, values in sections)
     for app in task.apps:
-        server = APP_SERVERS[app]
-        command, *args = SERVERS[server]
+        command, *args = server_command(app)
         text += _toml_table(
             "[environment.mcp_servers]",
-            {"name": server, "transport": "stdio", "command": command, "args": args},
+            {"name": app, "transport": "stdio", "command": command, "args": args},
         )
     return text
 
@@ -269,7 +267,7 @@ def solve_script(task: Task) -> str:
             ]
         elif step.tool in BUILTIN_STEPS:
             lines += [f"# step {index}: {step.tool}", BUILTIN_STEPS[step.tool](step.args)]
-        elif "." in step.tool and step.tool.partition(".")[0] in SERVERS:
+        elif "." in step.tool and step.tool.partition(".")[0] in all_apps():
             server, _, name = step.tool.partition(".")
             args = shlex.quote(json.dumps(step.args, ensure_ascii=False))
             lines += [f"# step {index}: {step.tool}", f"egym-tool {server} {name} {args}"]

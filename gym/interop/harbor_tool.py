@@ -21,13 +21,14 @@ import sys
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-SERVERS = {"chat": "mcp_wrappers.chat", "office": "mcp_wrappers.libreoffice", "db": "mcp_wrappers.postgres"}
-USAGE = "usage: egym-tool {chat,office,db} (--list | TOOL ['{json arguments}'])"
+from mcp_wrappers.apps import apps
+
+USAGE = f"usage: egym-tool {{{','.join(apps())}}} (--list | TOOL ['{{json arguments}}'])"
 
 
 async def call(server: str, tool: str, arguments: dict) -> int:
     params = StdioServerParameters(
-        command=sys.executable, args=["-I", "-m", SERVERS[server]], env=dict(os.environ)
+        command=sys.executable, args=["-I", "-m", apps()[server].server], env=dict(os.environ)
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -43,7 +44,7 @@ async def call(server: str, tool: str, arguments: dict) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 3) or argv[0] not in SERVERS:
+    if len(argv) not in (2, 3) or argv[0] not in apps():
         print(USAGE, file=sys.stderr)
         return 2
     try:

@@ -3,7 +3,7 @@
 It reads the task's rubric and everything the agent may read, but never the reference
 solution and never the values the rubric expects (those are the answer key, which the
 agent never sees): from the rubric it takes only what is graded and how. That is the
-places the items read (the final answer, channels, direct messages, documents), the kinds
+places the items read (the final answer, channels, direct messages, mail, documents), the kinds
 of value they ask for (a lexicon, an extractor, a count's noun) and the pools the items'
 subjects come from. In the sandbox, as the agent, it then writes every candidate into every
 one of those places (gym/policies/attack_script.py), in one of two strategies:
@@ -92,6 +92,9 @@ def plan_for(task, strategy: str) -> dict[str, Any]:
                 pools.append(_pool(str(about), lexicons))
         elif isinstance(args.get("channel"), str):
             places.add(place(args["channel"]))
+        elif str(getattr(item, "check", "")).startswith("mail.") and args.get("to"):
+            to = args["to"] if isinstance(args["to"], list) else [args["to"]]
+            places.update(place(f"mail:{address}") for address in to)
         if isinstance(args.get("path"), str) and getattr(item, "points", 0) > 0:
             places.add(place("file:" + args["path"]))
     kinds = {}

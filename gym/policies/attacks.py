@@ -58,15 +58,15 @@ def _plant_modules() -> list[str]:
     lines = [f"mkdir -p -m 1777 {MARKERS}; chmod 1777 {MARKERS}"]
     for top in PLANT_DIRS:
         pkg = f"{top}/mcp_wrappers"
-        lines.append(f"mkdir -p {pkg}/chat {pkg}/libreoffice {pkg}/postgres")
+        lines.append(f"mkdir -p {pkg}/chat {pkg}/office {pkg}/db")
         for module in (
             "__init__",
             "chat/__init__",
             "chat/snapshot",
             "chat/__main__",
-            "libreoffice/__init__",
-            "libreoffice/read_document",
-            "postgres/__init__",
+            "office/__init__",
+            "office/read_document",
+            "db/__init__",
             "__main__",
         ):
             lines.append(f"{write} > {pkg}/{module}.py")

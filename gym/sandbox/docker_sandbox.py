@@ -73,7 +73,7 @@ class DockerSandbox:
         cls,
         image: str | None = None,
         *,
-        apps: tuple[str, ...] | list[str] = ("postgres",),
+        apps: tuple[str, ...] | list[str] = ("db",),
         overlay: bytes | None = None,
         run_id: str = "adhoc",
         rollout_id: str | None = None,

@@ -1,8 +1,8 @@
 """Initial-state overlays as deterministic tar archives laid out for the container's egym-init.
 
 Layout inside the archive (extracted to /egym/overlay):
-  sql/NN-<name>.sql       run as superuser in the `company` database, in order
-  chat/NN-<name>.yaml     loaded through the chat API
+  <key>/NN-<name>         each app's files, under its overlay key (mcp_wrappers/<app>/app.toml), in order:
+                          sql/ run as superuser in the `company` database, chat/ loaded through the chat API
   workspace/...           copied into /workspace, owned by agent
 """
 
@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 
 from core.errors import TaskError
-from gym.tasks import Overlay
+from gym.tasks import Overlay, overlay_keys
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -38,12 +38,12 @@ def overlay_tar(
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as raw:
         tar = _Prefixed(raw, prefix)
-        for folder in ("sql", "chat", "workspace"):
+        for folder in [*overlay_keys(), "workspace"]:
             _add_dir(tar, folder)
         counter = 0
         for overlay, base in layers:
-            for kind in ("sql", "chat"):
-                for rel in getattr(overlay, kind):
+            for kind, files in overlay.app_files().items():
+                for rel in files:
                     src = base / rel
                     if not src.is_file():
                         raise TaskError(f"{base}: initial_state.{kind}: file '{rel}' not found")

@@ -42,9 +42,7 @@ def live_sandbox(docker_image, tmp_path_factory):
 
     started = []
 
-    def start(
-        *, apps=("postgres",), sql: str = "", chat: str | None = None, files: dict[str, bytes] | None = None
-    ):
+    def start(*, apps=("db",), sql: str = "", chat: str | None = None, files: dict[str, bytes] | None = None):
         folder = tmp_path_factory.mktemp("initial")
         overlay = Overlay()
         if sql:

@@ -43,7 +43,7 @@ def _psql(sb, database: str, sql: str) -> None:
 
 @pytest.mark.docker
 def test_changes_name_rows_files_and_posts_exactly(live_sandbox):
-    sb = live_sandbox(apps=("postgres", "chat"), sql=SEED, chat=CHAT, files=FILES)
+    sb = live_sandbox(apps=("db", "chat"), sql=SEED, chat=CHAT, files=FILES)
     with SandboxProbe(sb) as probe:
         untouched = probe.changes()
     assert untouched is not None and untouched.summary() == ""  # the initial state is the baseline

@@ -240,3 +240,47 @@ def test_lexicon_matches_that_overlap_are_all_read_so_one_cannot_hide_another():
     line = "has a receipt, no receipt"
     assert sorted(f.value for f in extract_line(kinds, fold(line))) == ["no receipt", "receipt"]
     assert [f.value for f in extract_line(kinds, fold("Receipt: no"))] == ["no receipt"]
+
+
+def test_mail_the_agent_sent_is_a_place_one_per_recipient():
+    journal = [
+        {
+            "from": "jordan.lee@acme.example",
+            "to": ["lena@client.example"],
+            "bcc": ["anna@acme.example"],
+            "subject": "Your quote",
+            "body": "The total is EUR 760.",
+        }
+    ]
+    rubric = make_rubric(
+        [claim("quoted", "amount", 760, where="mail:Lena@client.example")],
+        claims={"author": "jordan.lee", "kinds": KINDS},
+        damage={"points": 0},
+    )
+
+    def graded(sources):
+        probe = StaticProbe(
+            changes=Changes(sources=sources), mail={"domains": ["acme.example"], "journal": journal}
+        )
+        return grade(
+            rubric,
+            probe,
+            Trajectory(task="acme/t", policy="t", messages=[Message(role="user", content="Q?")]),
+        )
+
+    result = graded(("files", "mail"))
+    # What the customer wrote the agent may quote back: its order 4711 is no claimed amount.
+    journal[0]["body"] += " (your order 4711)"
+    assert graded(("files", "mail")).items[1].evidence.startswith("3 wrong or misplaced")  # 4711 twice
+    inbox = [
+        {"account": "jordan.lee@acme.example", "from": "lena@client.example", "body": "Price for order 4711?"}
+    ]
+    probe = StaticProbe(changes=Changes(sources=("mail",)), mail={"journal": journal, "messages": inbox})
+    quoted = grade(
+        rubric, probe, Trajectory(task="acme/t", policy="t", messages=[Message(role="user", content="Q?")])
+    )
+    assert quoted.items[1].evidence.startswith("1 wrong or misplaced")  # only the Bcc's 760
+    # Right where it was asked (Lena), misplaced in the Bcc to Anna: earned 2, charged 2.
+    assert [i.earned for i in result.items] == [2, -2]
+    assert "mail:anna@acme.example" in result.items[1].evidence
+    assert [i.earned for i in graded(("files",)).items] == [0, 0]  # no mail app: nothing was mailed

@@ -33,7 +33,7 @@ from grader.probe import SandboxProbe, StaticProbe
 from grader.score import grade
 from gym.lint import MAX_PROMPT_BYTES, lint
 from mcp_wrappers import safe_copy
-from mcp_wrappers.libreoffice import bounds
+from mcp_wrappers.office import bounds
 from tests.grader.conftest import make_rubric, py_item
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,7 +114,7 @@ def test_a_check_cannot_reach_the_sandbox_behind_its_probe(monkeypatch, check):
     assert ran == []
     if check is _reach_sandbox:
         assert (
-            "checks read the final state only through changes, chat, document, file, prefetch, sql"
+            "checks read the final state only through changes, chat, document, file, mail, prefetch, sql"
             in item.error
         )
 

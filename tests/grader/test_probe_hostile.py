@@ -182,7 +182,7 @@ def test_an_oversized_file_is_charged_to_the_agent_not_absent():
 
 
 def _read_state(baseline: dict, final: dict) -> str:
-    parts = ["1700000000000", json.dumps(baseline), json.dumps(final), ""]
+    parts = ["1700000000000", json.dumps(baseline), json.dumps(final), "", ""]
     return f"\n{SEPARATOR}\n".join(parts)
 
 
@@ -251,8 +251,8 @@ def test_hostile_reader_output_is_an_error_and_an_oversized_document_fails():
     result = grade(rubric, SandboxProbe(sandbox))
     # The chat reader's garbage: its two items and the damage section are `error`; the document the
     # agent left too large fails its item (the agent's doing).
-    assert [i.status for i in result.items] == ["error", "error", "fail", "error", "error", "error"]
+    assert [i.status for i in result.items] == ["error", "error", "fail", "error", "error", "error", "error"]
     assert "report.xlsx is over the limit" in result.items[2].evidence
-    assert [i.id for i in result.items[3:]] == ["damage.rows", "damage.files", "damage.chat"]
+    assert [i.id for i in result.items[3:]] == ["damage.rows", "damage.files", "damage.chat", "damage.mail"]
     assert all("changes unreadable" in i.error for i in result.items[3:])
     assert result.incomplete and result.earned == 0

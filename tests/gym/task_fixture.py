@@ -146,7 +146,7 @@ def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
                 "name": "mini",
                 "company": "Mini Mart",
                 "date": "2025-03-14",
-                "apps": ["postgres"],
+                "apps": ["db"],
                 "agent": {
                     "name": "Ann Agent",
                     "title": "Clerk",
@@ -168,7 +168,7 @@ def write_mini_world(root: Path, tasks: dict[str, dict] | None = None) -> Path:
                     "title": "Ship order 2",
                     "world": "mini",
                     "prompt": PROMPT,
-                    "apps": ["postgres"],
+                    "apps": ["db"],
                     "limits": {"max_turns": 8, "time_limit_s": 120},
                     "pass_threshold": 0.8,
                 }

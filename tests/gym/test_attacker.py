@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from gym.families import resolve
 from gym.policies.attacker import plan_for
 from gym.rollout import RolloutSpec, run_rollout
+from gym.task_refs import resolve
 
 
 def _expected(task) -> list:
@@ -85,3 +85,37 @@ def test_the_spray_states_every_lexicon_value_in_a_form_its_kind_reads():
             for f in extract_line(kinds, fold(line))
         }
         assert read == {e.value for e in kinds[name].entries()}, compose(only, "", [], [])
+
+
+def test_the_plan_mails_where_mail_items_read(monkeypatch):
+    from grader.rubric import Rubric
+
+    rubric = Rubric.model_validate(
+        {
+            "task": "acme/t",
+            "claims": {"kinds": {"total": {"extract": "amount"}}},
+            "items": [
+                {
+                    "id": "sent",
+                    "description": "d",
+                    "kind": "python",
+                    "points": 1,
+                    "check": "mail.sent",
+                    "args": {"to": "Lena@client.example", "subject": "quote"},
+                },
+                {
+                    "id": "total",
+                    "description": "d",
+                    "kind": "python",
+                    "points": 2,
+                    "check": "claims.stated",
+                    "args": {"kind": "total", "value": 760, "where": "mail:lena@client.example"},
+                },
+            ],
+        }
+    )
+    monkeypatch.setattr("grader.loader.rubric_for_task", lambda task: "unused")
+    monkeypatch.setattr("grader.loader.load_rubric", lambda path: rubric)
+    plan = plan_for(object(), "spray")
+    assert plan["places"] == ["answer", "mail:lena@client.example"]
+    assert 760 not in [leaf for leaf in _leaves(plan)]  # the expected value stays out of the plan

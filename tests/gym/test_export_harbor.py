@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from core.errors import TaskError
-from gym.families import resolve
 from gym.interop.harbor import ANSWER_FILE, READY_FILE, export_harbor
+from gym.task_refs import resolve
 from tests.gym.task_fixture import write_mini_world
 from tests.interop.side_venv import side_venv
 
@@ -70,7 +70,7 @@ def test_export_writes_a_harbor_folder_per_task(exported):
             "name": "db",
             "transport": "stdio",
             "command": "/opt/egym/venv/bin/python3",
-            "args": ["-I", "-m", "mcp_wrappers.postgres"],
+            "args": ["-I", "-m", "mcp_wrappers.db"],
         }
     ]
     instance = yaml.safe_load(Path(".egym/instances/tasks/acme/product-price-l0-s0/task.yaml").read_text())

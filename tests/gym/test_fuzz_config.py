@@ -40,7 +40,7 @@ task_fields = st.fixed_dictionaries(
         "promt": st.text(max_size=10),
         "limits": st.one_of(limits, junk),
         "apps": st.one_of(
-            st.lists(st.sampled_from(["postgres", "chat", "office", "mail"]), max_size=3), junk
+            st.lists(st.sampled_from(["db", "chat", "office", "postgres", "mall"]), max_size=3), junk
         ),
         "split": st.one_of(st.sampled_from(["train", "val", "test", "dev"]), junk),
         "pass_threshold": numbers,

@@ -13,7 +13,7 @@ import yaml
 from core.errors import PolicyError
 from core.trajectory import AssistantTurn, ToolCall
 from gym.harness import FaultConfig, HarnessConfig, run_episode
-from gym.mcp_client import SERVERS
+from gym.mcp_client import server_command
 from gym.policies import make_policy
 from gym.sandbox import DockerSandbox
 from gym.tasks import AgentIdentity, Limits, Task, World
@@ -134,9 +134,9 @@ def bash_turn(command: str, call_id: str = "c") -> AssistantTurn:
 
 
 async def test_oracle_replays_a_multi_step_task(loop_sandbox, tmp_path):
-    task = make_task(tmp_path, apps=["postgres"])  # the real `db` server, plus the demo server
+    task = make_task(tmp_path, apps=["db"])  # the real `db` server, plus the demo server
     policy = make_policy("oracle", task=task)
-    servers = {**DEMO, "db": SERVERS["db"]}
+    servers = {**DEMO, "db": server_command("db")}
     trajectory = await run_episode(loop_sandbox, task, WORLD, policy, HarnessConfig(mcp_servers=servers))
 
     assert trajectory.error is None, trajectory.meta.get("traceback")
@@ -360,7 +360,7 @@ async def test_the_time_limit_during_an_mcp_call_is_a_clean_truncation(loop_sand
 
 
 async def test_the_task_apps_choose_the_mcp_servers(loop_sandbox, tmp_path):
-    task = make_task(tmp_path, apps=["postgres"])
+    task = make_task(tmp_path, apps=["db"])
     trajectory = await run_episode(loop_sandbox, task, WORLD, make_policy("null"))
     assert trajectory.stop_reason == "answered", trajectory.error
     assert {"db.query", "db.execute", "bash", "edit"} <= set(trajectory.meta["tools"])

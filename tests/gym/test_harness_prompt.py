@@ -10,12 +10,12 @@ import pytest
 from core.errors import ConfigError
 from core.trajectory import AssistantTurn
 from gym.cli.options import harness_settings
-from gym.families import resolve
 from gym.harness import HarnessConfig
 from gym.harness.builtin_tools import BUILTIN_TOOLS
 from gym.harness.config import LevelLimits
 from gym.harness.prompt import offered_tools, system_prompt
 from gym.models.store import models_dir
+from gym.task_refs import resolve
 from gym.tasks import world_of
 
 # An app tool the way an MCP server lists it: annotations everywhere, an argument called `description`.

@@ -222,7 +222,7 @@ async def test_a_known_image_offers_its_tools_at_once_and_starts_a_server_at_its
     box_sandbox, monkeypatch
 ):
     monkeypatch.setattr("gym.harness.toolbox._LISTED", {})  # as a fresh process
-    task = make_task().model_copy(update={"apps": ["postgres"]})
+    task = make_task().model_copy(update={"apps": ["db"]})
     async with Toolbox.open(box_sandbox, task, HarnessConfig()) as first:
         assert db_server_processes(box_sandbox) == 1  # the image is new: started to list its tools
         offered = first.schemas()

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 from core.errors import TaskError
 from gym.authoring import scaffold, write_scaffold
 from gym.cli import app
-from gym.families import FamilyError, families, resolve
+from gym.families import FamilyError, families
 from gym.lint import lint
+from gym.task_refs import resolve
 
 WORLD_YAML = "name: w\ncompany: W\ndate: 2025-01-01\nagent: {name: A, title: T, email: a@x.example, chat_username: a}\n"
 

@@ -172,7 +172,7 @@ def test_close_kills_every_process_it_started():
 
 def test_apps_and_database_seeds_are_refused_with_the_way_out():
     with pytest.raises(SandboxError, match="no PostgreSQL.*mark the test @pytest.mark.docker"):
-        LocalSandbox.start(apps=["postgres"])
+        LocalSandbox.start(apps=["db"])
 
 
 def test_a_workspace_overlay_is_applied_and_a_sql_seed_refused(tmp_path):

@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 
 from grader.grade import Grade, ItemResult
 from gym.cli import app
-from gym.families import resolve
 from gym.interop.ors import OrsServer
 from gym.interop.ors_wire import chunks, graded_output
+from gym.task_refs import resolve
 from tests.interop.serving import containers, oracle, serve_env, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_splits_and_tasks_are_egyms(client):
     assert env.list_splits() == ["train", "val", "test"]
     train = env.list_tasks("train")
     assert [t.task_spec["id"] for t in train] == TASKS[:2]
-    assert train[0].task_spec["split"] == "train" and train[0].task_spec["apps"] == ["postgres"]
+    assert train[0].task_spec["split"] == "train" and train[0].task_spec["apps"] == ["db"]
     assert [t.task_spec["id"] for t in env.list_tasks("val")] == [TASKS[2]]
     assert env.list_tasks("test") == [] and env.num_tasks("train") == 2
     assert env.get_task("val", 0).task_spec["id"] == TASKS[2]

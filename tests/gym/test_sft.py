@@ -10,10 +10,10 @@ import pytest
 
 from core.errors import ConfigError
 from core.trajectory import Message, ToolCall, Trajectory
-from gym.families import resolve
 from gym.policies.chat_render import render_prompt_ids
 from gym.sft import Collected, collect, examples_from, format_id, read_dataset, train_only, write_dataset
 from gym.store import Store
+from gym.task_refs import resolve
 
 TOOLS = [
     {

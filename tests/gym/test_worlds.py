@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import TaskError
-from gym.families import resolve
+from gym.task_refs import resolve
 from gym.worlds import ACME, world_dir, world_dirs
 from tests.gym.batch_fakes import write_stub_tasks
 

@@ -23,8 +23,8 @@ from typing import IO
 import docker
 import httpx
 
-from gym.families import resolve
 from gym.policies.oracle import AnswerStep, ToolStep, load_solution
+from gym.task_refs import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTH = {"ors": "/health", "openenv": "/health", "nemo-gym": "/"}  # what each answers when up

@@ -21,7 +21,6 @@ import pytest
 from starlette.testclient import TestClient
 
 from grader.grade import Grade, ItemResult
-from gym.families import resolve
 from gym.interop.nemo_gym import COOKIE, NemoGymServer
 from gym.interop.nemo_gym_wire import (
     aggregate_metrics,
@@ -31,6 +30,7 @@ from gym.interop.nemo_gym_wire import (
     tool_name,
     verify_answer,
 )
+from gym.task_refs import resolve
 from tests.interop.serving import containers, oracle, serve_env
 from tests.interop.side_venv import side_venv
 

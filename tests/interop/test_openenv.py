@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 
 from grader.grade import Grade, ItemResult
 from gym.cli import app
-from gym.families import resolve
 from gym.interop.openenv import OpenEnvServer
 from gym.interop.openenv_wire import graded, submit_observation
+from gym.task_refs import resolve
 from tests.interop.serving import containers, oracle, serve_env, wait_until
 from tests.interop.side_venv import side_venv
 

@@ -17,7 +17,7 @@ def chat_sandbox(docker_image):
     from gym.sandbox import DockerSandbox
 
     sandbox = DockerSandbox.start(
-        docker_image, apps=("postgres", "chat"), overlay=chat_overlay(), run_id="pytest-chat"
+        docker_image, apps=("db", "chat"), overlay=chat_overlay(), run_id="pytest-chat"
     )
     yield sandbox
     sandbox.close()

@@ -143,7 +143,7 @@ def chat_server(request):
 
     sandbox = DockerSandbox.start(
         CHAT_IMAGES[request.param],
-        apps=("postgres", "chat"),
+        apps=("db", "chat"),
         overlay=chat_overlay(),
         run_id="pytest-chat-conformance",
     )

@@ -70,7 +70,7 @@ def mattermost_sandbox():
             f"image '{MATTERMOST_IMAGE}' not found: run `bash images/mattermost/build.sh`", pytrace=False
         )
     sandbox = DockerSandbox.start(
-        MATTERMOST_IMAGE, apps=("postgres", "chat"), overlay=chat_overlay(), run_id="pytest-mattermost"
+        MATTERMOST_IMAGE, apps=("db", "chat"), overlay=chat_overlay(), run_id="pytest-mattermost"
     )
     yield sandbox
     sandbox.close()

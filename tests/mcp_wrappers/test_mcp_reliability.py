@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 import mcp_wrappers
-from gym.mcp_client import SERVERS
+from gym.mcp_client import server_command
 
 pytestmark = pytest.mark.docker
 
@@ -78,7 +78,7 @@ async def sdk_session(
     sandbox, server: str, env: dict[str, str] | None = None, timeout_s: float = 20
 ) -> AsyncIterator[Wire]:
     """`mcp.ClientSession` to `server` in the sandbox, initialized (`timeout_s`: its default call timeout)."""
-    stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(SERVERS[server], env=env))
+    stdio = await anyio.to_thread.run_sync(lambda: sandbox.open_stdio(server_command(server), env=env))
     wire = Wire(stdio)
     to_session, session_reads = anyio.create_memory_object_stream[SessionMessage | Exception](100)
     session_writes, from_session = anyio.create_memory_object_stream[SessionMessage](100)
@@ -179,7 +179,7 @@ def _request(request_id: int, method: str, params: dict | None = None) -> bytes:
 
 @pytest.mark.parametrize("server", ["db", "chat", "office"])
 def test_malformed_lines_get_json_rpc_errors_and_the_server_keeps_serving(db_sandbox, server):
-    stdio = db_sandbox.open_stdio(SERVERS[server])
+    stdio = db_sandbox.open_stdio(server_command(server))
     try:
         lines = _Lines(stdio)
         stdio.write(b"".join(line + b"\n" for line, _, _ in GARBAGE))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_wrappers.libreoffice import cells, files, render
-from mcp_wrappers.libreoffice.files import OfficeError
+from mcp_wrappers.office import cells, files, render
+from mcp_wrappers.office.files import OfficeError
 
 
 @given(st.integers(0, cells.MAX_COLUMNS - 1), st.integers(0, cells.MAX_ROWS - 1))

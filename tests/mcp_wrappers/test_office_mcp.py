@@ -1,4 +1,4 @@
-"""The office MCP server (python3 -m mcp_wrappers.libreoffice) as `agent`, over docker exec stdio.
+"""The office MCP server (python3 -m mcp_wrappers.office) as `agent`, over docker exec stdio.
 
 /workspace starts with budget.xlsx (openpyxl: a formula without a cached result) and
 report.docx (python-docx: headings, a table). Results are read back through the grader's
@@ -106,7 +106,7 @@ CASES = {
 def read_documents(sandbox, *paths: str) -> dict:
     """The grader's view: the reader CLI as root."""
     result = sandbox.exec(
-        [*PYTHON, "-m", "mcp_wrappers.libreoffice.read_document", *paths], user="root", timeout=120
+        [*PYTHON, "-m", "mcp_wrappers.office.read_document", *paths], user="root", timeout=120
     )
     assert result.ok, result.output
     return json.loads(result.output)

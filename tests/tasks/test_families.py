@@ -12,16 +12,9 @@ from core.errors import TaskError
 from gym.authoring import write_scaffold
 from gym.batch.report import family_scores
 from gym.calibrate import calibration_units
-from gym.families import (
-    families,
-    family_bands,
-    family_level,
-    generate,
-    materialize,
-    resolve,
-    save_family_band,
-)
+from gym.families import families, family_bands, family_level, generate, materialize, save_family_band
 from gym.lint import LintReport, lint, lint_families
+from gym.task_refs import resolve
 from gym.tasks import BandEvidence
 
 ACME = Path("tasks/acme").resolve()
@@ -261,3 +254,17 @@ def test_commands_take_seeds_levels_and_a_split():
         TaskError, match="^none of the 20 task\\(s\\) in acme/customer-country is in the train split$"
     ):
         select_tasks(["acme/customer-country"], split="train")
+
+
+def test_an_instance_with_mail_writes_its_mail_file_and_the_task_loads_it(tmp_path):
+    from gym.families import Instance
+
+    family = families(ACME)["product-price"]
+    mail = {"accounts": [{"address": "jordan.lee@acme.example", "agent": True}]}
+    plain = generate(family, 0, 3)
+    with_mail = Instance(**{**plain.__dict__, "mail": mail})
+    assert plain.digest() != with_mail.digest()
+    task = materialize(family, 0, 3, tmp_path, instance=with_mail)
+    assert task.initial_state.mail == ["initial_state/mail.yaml"]
+    assert (task.path / "initial_state" / "mail.yaml").read_text().startswith("accounts:")
+    assert materialize(family, 0, 3, tmp_path / "plain").initial_state.mail == []

@@ -12,6 +12,7 @@ from grader.loader import load_rubric
 from gym.lint import lint
 from gym.policies.oracle import AnswerStep, load_solution
 from gym.tasks import discover_tasks, load_world, world_of
+from mcp_wrappers.apps import apps
 from tests.tasks.conftest import ACME, ROOT, RUBRICS
 
 TASKS = discover_tasks(ACME)
@@ -44,8 +45,7 @@ def test_task_has_world_solution_and_rubric(task):
     steps = load_solution(task.path / task.solution)
     assert steps and isinstance(steps[-1], AnswerStep), "a solution ends with its final answer"
     tools = {s.tool.split(".")[0] for s in steps[:-1]}
-    app_of = {"chat": "chat", "office": "office", "db": "postgres"}
-    assert {app_of[t] for t in tools if t in app_of} <= set(task.apps), (
+    assert {t for t in tools if t in apps()} <= set(task.apps), (
         "the solution uses an app the task does not start"
     )
     rubric = load_rubric(RUBRICS / f"{task.id}.json")

@@ -98,7 +98,7 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
     from gym.episode import TaskInitialState
     from gym.harness.config import HarnessConfig
     from gym.harness.loop import run_episode
-    from gym.mcp_client import APP_SERVERS, SERVERS
+    from gym.mcp_client import server_command
     from gym.policies.oracle import OraclePolicy, ToolStep, load_solution
     from gym.sandbox.launch import task_sandbox
     from gym.tasks import world_of
@@ -107,7 +107,7 @@ def test_reference_solution_scores_full_marks(task_id, docker_image, tmp_path):
     rubric = load_rubric(RUBRICS / f"{task_id}.json")
     # Start only the MCP servers the solution calls (it reaches the database through psql).
     used = {s.tool.split(".")[0] for s in load_solution(task.path / task.solution) if isinstance(s, ToolStep)}
-    servers = {APP_SERVERS[a]: SERVERS[APP_SERVERS[a]] for a in task.apps if APP_SERVERS[a] in used}
+    servers = {a: server_command(a) for a in task.apps if a in used}
     with task_sandbox(task, run_id="pytest-acme") as sb:
         rows = initial_rows(rubric, TaskInitialState(task), probe=SandboxProbe(sb), cache_dir=tmp_path)
         with SandboxProbe(sb) as probe:

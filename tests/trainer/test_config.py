@@ -71,3 +71,11 @@ def test_too_hard_keeps_a_floor_and_left_out_bands_keep_their_default():
     cfg = build_config({"model": {"builder": "toy"}}, ["tasks.curriculum.band_weights.hard=0.3"])
     weights = cfg.tasks.curriculum.band_weights
     assert weights["hard"] == 0.3 and weights["target"] == 1.0 and weights["too-hard"] > 0
+
+
+def test_tasks_default_to_every_known_world_so_a_config_works_from_any_folder(tmp_path, monkeypatch):
+    from trainer.config import TasksConfig
+
+    monkeypatch.chdir(tmp_path)  # no ./tasks here: the acme world comes from its entry point
+    assert "acme" in TasksConfig().refs()
+    assert TasksConfig(paths=["acme/q1-close"]).refs() == ["acme/q1-close"]

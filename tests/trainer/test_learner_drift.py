@@ -14,12 +14,7 @@ from trainer.samples import Sample, TrainItem
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _learner(tmp_path, **over) -> Learner:

@@ -22,12 +22,7 @@ from trainer.toy import build_toy_model
 CPU = torch.device("cpu")
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _config(tmp_path, dtype="bfloat16"):

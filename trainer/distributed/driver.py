@@ -128,7 +128,7 @@ def build_ray_trainer(config: TrainConfig) -> GRPOTrainer:
     rollouts = RayRollouts(ray, workers, samplers)
     train_tasks = rollouts.tasks(config.tasks.split)
     if not train_tasks:
-        raise ConfigError(f"tasks: no '{config.tasks.split}' tasks under {', '.join(config.tasks.paths)}")
+        raise ConfigError(f"tasks: no '{config.tasks.split}' tasks under {', '.join(config.tasks.refs())}")
     eval_tasks = rollouts.tasks(config.eval.split) if config.eval.interval else []
     # Every actor builds the initial policy from the same path/builder and seed, so no sync is needed yet.
     group = RayLearnerGroup(ray, learners)

@@ -136,10 +136,10 @@ class GymRolloutSource:
         return self._store, run
 
     def tasks(self, split: str) -> list[Any]:
-        from gym.families import resolve
+        from gym.task_refs import resolve
 
         patterns = self.config.tasks.include
-        found = resolve(list(self.config.tasks.paths))
+        found = resolve(self.config.tasks.refs())
         return [
             t
             for t in found

@@ -70,7 +70,7 @@ def generate(world, rng, level: int) -> Instance:
                     "answer": f"{dept['name']} spent {eur(total)} EUR on approved and paid expense claims in {label}."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     cats = actual[period, dept_id]
@@ -170,6 +170,6 @@ def generate(world, rng, level: int) -> Instance:
             },
         ],
         damage={"allow": [{"files": path}]},
-        apps=["postgres", "office"],
+        apps=["db", "office"],
         limits=LIMITS_L2,
     )

@@ -113,6 +113,6 @@ def generate(world, rng, level: int) -> Instance:
             post_step(channel, f"A big thank-you to @{person['chat_username']} for {reason}!"),
             {"answer": f"Thanked {full_name(person)} in #{channel}."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L1,
     )

@@ -24,7 +24,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(f"SELECT name, role, email FROM contacts WHERE name = {quoted(contact['name'])}"),
                 {"answer": f"{contact['name']} is {contact['role']} at {customer['name']}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     by_customer: dict[int, list[dict]] = {}
@@ -50,6 +50,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"{len(mine)} contacts; the primary one is {primary['name']}."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

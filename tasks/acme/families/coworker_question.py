@@ -118,7 +118,7 @@ def generate(world, rng, level: int) -> Instance:
             dm_step(asker["chat_username"], f"Hi {asker['first_name']}, {reply}."),
             {"answer": f"Answered {asker['first_name']} by DM: {reply}."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L0 if level == 0 else LIMITS_L1,
     )
 
@@ -203,6 +203,6 @@ def _call_prep(world, rng, people, customers, stages, deals) -> Instance:
             dm_step(asker["chat_username"], reply),
             {"answer": f"Answered {asker['first_name']}'s three questions about {customer['name']} by DM."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -28,7 +28,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query),
                 {"answer": f"{contact['name']} <{contact['email']}> is the primary contact."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     employees = {e["id"]: e for e in world["employees"].dicts()}
@@ -57,6 +57,6 @@ def generate(world, rng, level: int) -> Instance:
                 f"Our account manager: {manager_name}."
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

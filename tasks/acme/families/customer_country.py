@@ -21,7 +21,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"Which country is our customer {customer['name']} in? Give the two-letter country code.",
             rubric_items=items,
             solution=[sql_step(query), {"answer": f"{customer['name']} is in {country}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     return Instance(
@@ -31,6 +31,6 @@ def generate(world, rng, level: int) -> Instance:
             stated("segment", f"The answer gives the segment {segment}", "segment", segment),
         ],
         solution=[sql_step(query), {"answer": f"{customer['name']}: country {country}, segment {segment}."}],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -46,7 +46,7 @@ def generate(world, rng, level: int) -> Instance:
                 stated("manager", f"The answer names {full_name(manager)}", "employee", full_name(manager))
             ],
             solution=[sql_step(query), {"answer": f"{full_name(manager)} manages {customer['name']}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     book = {m: sum(1 for c in customers if c["account_manager_id"] == m) for m in managers}
@@ -67,7 +67,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(f"SELECT count(*) FROM customers WHERE account_manager_id = {manager['id']}"),
                 {"answer": f"{full_name(manager)}, {manager['email']}, manages {n} customers."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     tickets = [
@@ -120,6 +120,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Sent {full_name(manager)} the open ticket count for {customer['name']}."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

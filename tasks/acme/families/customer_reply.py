@@ -80,7 +80,7 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Told {asker['first_name']} in #{channel}: {customer['name']} has {n} open tickets."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L1,
     )
 
@@ -191,6 +191,6 @@ def _invoice_reply(world, rng, people, customers) -> Instance:
                 "answer": f"Checked {number} ({state}) and drafted the reply in {path}; {asker['first_name']} is told in #{channel}."
             },
         ],
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS_L2,
     )

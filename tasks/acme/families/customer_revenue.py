@@ -62,7 +62,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"{customer['name']} has paid {eur(value)} EUR in total."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     totals: dict[tuple[int, int], dict[int, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
@@ -121,6 +121,6 @@ def generate(world, rng, level: int) -> Instance:
                 )
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

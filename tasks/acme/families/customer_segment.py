@@ -22,7 +22,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(f"SELECT name, segment FROM customers WHERE name = {quoted(customer['name'])}"),
                 {"answer": f"{customer['name']} is in the {segment} segment."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     # Not a customer whose name says its industry ("Helios Energy"): repeating the question would answer it.
@@ -47,6 +47,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"{customer['name']} is in {industry}; {n} customers are in {industry}."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -27,7 +27,7 @@ def generate(world, rng, level: int) -> Instance:
                 stated("owner", f"The answer names {full_name(owner)}", "employee", full_name(owner))
             ],
             solution=[sql_step(query), {"answer": f"Deal #{deal['id']} is owned by {full_name(owner)}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     n = sum(1 for d in deals if d["owner_id"] == owner["id"] and not stages[d["stage_id"]]["is_closed"])
@@ -51,6 +51,6 @@ def generate(world, rng, level: int) -> Instance:
                 "answer": f"{full_name(owner)} ({owner['email']}) owns deal #{deal['id']} and {n} open deals in total."
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

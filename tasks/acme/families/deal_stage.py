@@ -41,7 +41,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"Deal #{deal['id']} is in {stage}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     open_by_customer: dict[int, list[dict]] = {}
@@ -70,7 +70,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"{customer['name']} has {len(mine)} open deals worth {total} EUR in total."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     movable = [
@@ -125,6 +125,6 @@ def generate(world, rng, level: int) -> Instance:
         ],
         sql="GRANT UPDATE (stage_id) ON deals TO agent;\n",  # sales ops may move deals in this instance
         damage={"allow": [{"table": "deals", "columns": ["stage_id"], "at_most": 1}]},
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

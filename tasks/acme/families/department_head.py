@@ -24,7 +24,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"Who heads the {department['name']} department?",
             rubric_items=[stated("head", f"The answer names {full_name(head)}", "employee", full_name(head))],
             solution=[sql_step(query), {"answer": f"{full_name(head)} heads {department['name']}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     return Instance(
@@ -44,6 +44,6 @@ def generate(world, rng, level: int) -> Instance:
                 "answer": f"{full_name(head)} ({head['email']}); {department['name']} books to {department['cost_center']}."
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -38,7 +38,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"{name} has {n} active employees{where}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if rng.random() < 0.5:  # one department, a count per office
@@ -75,6 +75,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": "; ".join(f"{label}: {n}" for label, n in rows) + "."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -40,7 +40,7 @@ def generate(world, rng, level: int) -> Instance:
             rubric_items=[stated("count", f"The answer says {len(team)}", "reports", len(team))],
             claims={"reports": count_kind(REPORTS)},
             solution=[sql_step(query), {"answer": f"{name} has {len(team)} direct reports."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if level == 1:
@@ -55,7 +55,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query),
                 {"answer": f"{name}'s direct reports: " + ", ".join(full_name(p) for p in team) + "."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     # One line per report: the title counts next to the name it stands with.
@@ -94,6 +94,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted {name}'s team in #ops."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

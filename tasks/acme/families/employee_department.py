@@ -26,7 +26,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"Which department does {name} work in?",
             rubric_items=items,
             solution=[sql_step(query), {"answer": f"{name} works in {department}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     boss = people[person["manager_id"]]
@@ -45,6 +45,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"{name} works in {department}; their manager is {boss_name}."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

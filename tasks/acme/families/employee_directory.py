@@ -44,7 +44,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"{full_name(person)}'s {what} is {person[field]}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if level == 1:
@@ -79,7 +79,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": ", ".join(full_name(p) for p in found) + "."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     d, office = rng.choice(_scopes(world))
@@ -203,6 +203,6 @@ def generate(world, rng, level: int) -> Instance:
             },
         ],
         claims={"office": OFFICE, "username": usernames(world)},
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS,
     )

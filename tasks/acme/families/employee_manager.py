@@ -31,7 +31,7 @@ def generate(world, rng, level: int) -> Instance:
                 stated("manager", f"The answer names {full_name(boss)}", "employee", full_name(boss))
             ],
             solution=[query, {"answer": f"{name}'s manager is {full_name(boss)}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     department = departments(world)[person["department_id"]]["name"]
@@ -87,7 +87,7 @@ def generate(world, rng, level: int) -> Instance:
             "department": department_names(world),
         },
         solution=[query, post_step("general", message), {"answer": f"Posted {name}'s intro in #general."}],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )
 
@@ -135,6 +135,6 @@ def _team(world, rng, staff, managers) -> Instance:
             ),
             {"answer": "\n".join(f"- {full_name(p)}, {p['title']}" for p in team)},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

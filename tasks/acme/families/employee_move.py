@@ -45,7 +45,7 @@ def generate(world, rng, level: int) -> Instance:
                 {"answer": f"{name}'s location is now {office}."},
             ],
             damage={"allow": [{"table": "employees", "columns": ["location"], "at_most": 1}]},
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     target = departments[rng.choice(sorted(set(departments) - {person["department_id"]}))]
@@ -74,7 +74,7 @@ def generate(world, rng, level: int) -> Instance:
         f"{name} (employee id {person['id']}) is moving to the {target['name']} department and will report to "
         "that department's head. Update the employee directory: department and manager, nothing else."
     )
-    apps = ["postgres"]
+    apps = ["db"]
     if level == 2:
         prompt += f" Then announce the move in #general, naming {person['first_name']}, the department and their new manager."
         head = by_id(world, "employees")[target["head_id"]]
@@ -95,7 +95,7 @@ def generate(world, rng, level: int) -> Instance:
                 "general", f"{name} joins {target['name']} today, reporting to {full_name(head)}. Welcome!"
             )
         )
-        apps = ["postgres", "chat"]
+        apps = ["db", "chat"]
     return Instance(
         prompt=prompt,
         rubric_items=items,

@@ -40,7 +40,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"What is {name}'s job title?",
             rubric_items=[stated("title", f"The answer says {person['title']}", "title", person["title"])],
             solution=[sql_step(_query(person)), {"answer": f"{name} is {person['title']}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if level == 1:
@@ -57,7 +57,7 @@ def generate(world, rng, level: int) -> Instance:
                     "answer": f"{name} works from {person['location']} and joined on {person['hire_date'].isoformat()}."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     today = dt.date(2025, 4, 1)
@@ -103,6 +103,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted the note for {name} in #general."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -47,7 +47,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query.format(id=claim["id"])),
                 {"answer": f"Claim {claim['id']} is {claim['status']}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if level == 1:
@@ -68,7 +68,7 @@ def generate(world, rng, level: int) -> Instance:
                     + ("receipt attached." if claim["has_receipt"] else "no receipt.")
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     # Level 2: pending claims are made decidable by the overlay (receipt flag and amount set from the seed).
@@ -138,6 +138,6 @@ def generate(world, rng, level: int) -> Instance:
                 }
             ]
         },
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L2,
     )

@@ -195,7 +195,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"It is {status}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     reviewer = me(world)["id"]
@@ -231,7 +231,7 @@ def generate(world, rng, level: int) -> Instance:
                     }
                 ]
             },
-            apps=["postgres", "office"],
+            apps=["db", "office"],
             limits=LIMITS_L1,
         )
     person = rng.choice([p for p in active(world) if p["chat_username"] != AGENT and p["id"] not in pending])
@@ -312,6 +312,6 @@ def generate(world, rng, level: int) -> Instance:
                 }
             ]
         },
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS,
     )

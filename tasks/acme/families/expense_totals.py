@@ -29,7 +29,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"How much has {full_name(person)} (employee id {person['id']}) claimed in {category} expenses in total?",
             rubric_items=[stated("total", f"The answer gives {value}", "amount", value, 3)],
             solution=[sql_step(query.format(id=person["id"])), {"answer": f"{value} EUR in {category}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     clear = [
@@ -51,6 +51,6 @@ def generate(world, rng, level: int) -> Instance:
             sql_step(query.format(id=person["id"])),
             {"answer": f"Their biggest category is {top}: {mine[top]} EUR."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

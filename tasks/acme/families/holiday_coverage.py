@@ -83,7 +83,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(_query(dept["code"], (day, day))),
                 {"answer": "On approved time off: " + ", ".join(full_name(staff[i]) for i in away) + "."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     holidays = sorted(
@@ -197,6 +197,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Answered {head['first_name']} with the approved absences and the holidays."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS,
     )

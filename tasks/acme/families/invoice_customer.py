@@ -28,7 +28,7 @@ def generate(world, rng, level: int) -> Instance:
                 stated("customer", f"The answer names {customer['name']}", "customer", customer["name"])
             ],
             solution=[sql_step(query), {"answer": f"Invoice {number} is addressed to {customer['name']}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     total, due = invoice["total"], invoice["due_date"]
@@ -40,7 +40,7 @@ def generate(world, rng, level: int) -> Instance:
                 stated("due", f"The answer gives the due date {due}", "date", due),
             ],
             solution=[sql_step(query), {"answer": f"Invoice {number}: {total} EUR, due {due.isoformat()}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     return Instance(
@@ -68,6 +68,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted the reminder for {number} in #finance."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

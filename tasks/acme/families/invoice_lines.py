@@ -30,7 +30,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"Invoice {invoice['number']} has {n} lines."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     # Only invoices whose biggest line is unambiguous.
@@ -59,6 +59,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"The biggest line on {invoice['number']} is {product}, {top['line_total']} EUR."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

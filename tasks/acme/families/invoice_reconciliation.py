@@ -123,7 +123,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(DB_SQL.format(first=first)),
                 {"answer": f"{invoice['number']} differs: {what}. Every other invoice matches."},
             ],
-            apps=["postgres", "office"],
+            apps=["db", "office"],
             limits=LIMITS_L1,
         )
     kinds = rng.sample(["missing_in_db", "missing_in_export", "amount", "customer", "void", "paid"], 6)
@@ -229,7 +229,7 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted the {len(found)} differences in #finance; the database is unchanged."},
         ],
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS_L2,
     )
 

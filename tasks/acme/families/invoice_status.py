@@ -25,7 +25,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(f"SELECT number, status FROM invoices WHERE number = {quoted(invoice['number'])}"),
                 {"answer": f"Invoice {invoice['number']} is {status.replace('_', ' ')}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     paid: dict[int, Decimal] = defaultdict(Decimal)
@@ -52,6 +52,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Invoice {invoice['number']}: total {invoice['total']} EUR, {owed} EUR still owed."},
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -186,7 +186,7 @@ def generate(world, rng, level: int) -> Instance:
                 {"answer": f"Added {name} ({fields['email']})."},
             ],
             damage=hired,
-            apps=["postgres", "office"],
+            apps=["db", "office"],
             limits=LIMITS_L1,
         )
     hr, team = head_of(world, "HR"), TEAM_CHANNEL[code]
@@ -309,6 +309,6 @@ def generate(world, rng, level: int) -> Instance:
             "colleague": colleagues(world, skip_first=(first,)),
         },
         damage=hired,
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS,
     )

@@ -40,7 +40,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(f"SELECT number, due_date FROM invoices WHERE number = {quoted(invoice['number'])}"),
                 {"answer": f"Invoice {invoice['number']} is due on {invoice['due_date'].isoformat()}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     open_ones = [i for i in invoices if i["status"] in OPEN]
@@ -73,7 +73,7 @@ def generate(world, rng, level: int) -> Instance:
                     else f"No, it is not overdue yet: it is due on {invoice['due_date'].isoformat()}."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     paid: dict[int, Decimal] = defaultdict(Decimal)
@@ -120,6 +120,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted {customer['name']}'s overdue invoices in #finance."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -62,7 +62,7 @@ def generate(world, rng, level: int) -> Instance:
                     "answer": f"{'Yes' if late else 'No'}: invoice {invoice['number']} is {verdict}; it was due on {due.isoformat()}."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     late = _overdue(invoices, day)
@@ -101,7 +101,7 @@ def generate(world, rng, level: int) -> Instance:
                     + "; ".join(f"{i['number']}: {eur(i['total'] - paid[i['id']])} EUR owed" for i in mine)
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     segment = rng.choice(
@@ -145,6 +145,6 @@ def generate(world, rng, level: int) -> Instance:
                 + f"\n\nTotal overdue: EUR {eur(total)}"
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L2,
     )

@@ -46,7 +46,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"Payment {payment['reference']} was made by {method.replace('_', ' ')}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if level == 1:
@@ -71,7 +71,7 @@ def generate(world, rng, level: int) -> Instance:
                     "answer": f"{payment['amount']} EUR on {payment['paid_on'].isoformat()} ({payment['reference']})."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     by_day: dict = defaultdict(list)
@@ -124,6 +124,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": "Posted the day's receipts in #finance."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -75,6 +75,6 @@ def generate(world, rng, level: int) -> Instance:
         rubric_items=items,
         solution=[*steps, {"answer": f"Recorded {reference}."}],
         damage={"allow": allow},
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L0 if level == 0 else LIMITS_L1,
     )

@@ -306,6 +306,6 @@ def _apply(world, rng, limits) -> Instance:
                 + ("It violates the rule and should be rejected." if bad else "It complies with the rule.")
             },
         ],
-        apps=["postgres", "office"],
+        apps=["db", "office"],
         limits=LIMITS_L1,
     )

@@ -59,7 +59,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"{product} costs {eur(value)} EUR on '{name}'."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     current = prices[CURRENT]
@@ -122,7 +122,7 @@ def generate(world, rng, level: int) -> Instance:
                     )
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     name = rng.choice([CURRENT, "Partner 2025"])
@@ -177,6 +177,6 @@ def generate(world, rng, level: int) -> Instance:
             },
         ],
         damage={"allow": [{"table": "price_list_items", "columns": ["unit_price"], "at_most": len(chosen)}]},
-        apps=["postgres", "office", "chat"],
+        apps=["db", "office", "chat"],
         limits=LIMITS_L2,
     )

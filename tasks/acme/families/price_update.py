@@ -51,6 +51,6 @@ def generate(world, rng, level: int) -> Instance:
             {"answer": f"{product['name']} now costs {new} EUR on {CURRENT}."},
         ],
         damage={"allow": [{"table": "price_list_items", "columns": ["unit_price"], "at_most": 1}]},
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L0 if level == 0 else LIMITS_L1,
     )

@@ -54,7 +54,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query.format(name=quoted(product["name"]))),
                 {"answer": f"The SKU of {product['name']} is {product['sku']}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     # Not a product whose name says its category ("Premium Support"): repeating the question would answer it.
@@ -85,6 +85,6 @@ def generate(world, rng, level: int) -> Instance:
                 "answer": f"{product['name']}: category {product['category']}, sold per {product['unit']}, {sold}."
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -38,7 +38,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query),
                 {"answer": f"{product} costs {price} EUR on the {CURRENT} price list."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     change = now[product] - before[product]
@@ -69,6 +69,6 @@ def generate(world, rng, level: int) -> Instance:
                 f"{direction} {abs(change)} EUR."
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

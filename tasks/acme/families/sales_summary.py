@@ -49,7 +49,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"How much did {name} win (deals closed won) in {label}, in EUR?",
             rubric_items=[stated("won", f"The answer gives {value}", "amount", value, 3)],
             solution=[sql_step(_query(month, month)), {"answer": f"{name} won {eur(value)} EUR in {label}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     span = rng.choice([1, 2, 3]) if level == 1 else rng.choice([1, 1, 2, 3])
@@ -96,7 +96,7 @@ def generate(world, rng, level: int) -> Instance:
                     + f"\nTotal: {count} deals."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     tag = f"{first[0]}-{first[1]:02d}" + ("" if span == 1 else f"_to_{last[0]}-{last[1]:02d}")
@@ -197,6 +197,6 @@ def generate(world, rng, level: int) -> Instance:
                 "answer": f"Built {path} (one row per AE, Total row with SUM formulas) and shared it in #sales; {top} was the top rep."
             },
         ],
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS_L2,
     )

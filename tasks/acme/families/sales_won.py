@@ -51,7 +51,7 @@ def generate(world, rng, level: int) -> Instance:
             prompt=f"How much did {full_name(people[rep])} win (deals closed won) in {label}, in EUR?",
             rubric_items=[stated("won", f"The answer gives {value}", "amount", value, 3)],
             solution=[sql_step(query), {"answer": f"{full_name(people[rep])} won {value} EUR in {label}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     ranked = sorted(amounts, key=lambda r: (-amounts[r], r))
@@ -70,7 +70,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query),
                 {"answer": f"{name}: {len(reps[top])} deals, {amounts[top]} EUR in {label}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     total = sum(amounts.values(), Decimal(0))
@@ -122,6 +122,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted {label}'s summary in #sales."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -56,7 +56,7 @@ def generate(world, rng, level: int) -> Instance:
                 prompt=f"Which ticket priority has a {KINDS[kind]} SLA of {hours} hours (sla_policies)?",
                 rubric_items=[stated("priority", f"The answer says {p}", "priority", p)],
                 solution=[step, {"answer": f"{p.capitalize()}: its {KINDS[kind]} SLA is {hours} hours."}],
-                apps=["postgres"],
+                apps=["db"],
                 limits=LIMITS_L0,
             )
         return Instance(
@@ -64,7 +64,7 @@ def generate(world, rng, level: int) -> Instance:
             rubric_items=[stated("hours", f"The answer says {hours} hours", "hours", hours)],
             claims={"hours": count_kind(HOURS)},
             solution=[step, {"answer": f"The {KINDS[kind]} SLA for {p} priority is {hours} hours."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     tickets = world["support_tickets"].dicts()
@@ -113,7 +113,7 @@ def generate(world, rng, level: int) -> Instance:
                     f"response took {taken / 60:.2f} hours ({taken // 60} h {taken % 60} min), so the SLA was {verdict}."
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     return _period(world, rng, policies, tickets)
@@ -202,6 +202,6 @@ def _period(world, rng, policies, tickets) -> Instance:
             step,
             {"answer": f"Posted the SLA report {place}."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

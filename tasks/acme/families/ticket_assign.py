@@ -117,7 +117,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"Ticket {ticket['id']} is assigned to {full_name(who)}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     customers = [
@@ -178,7 +178,7 @@ def generate(world, rng, level: int) -> Instance:
             {"answer": f"Ticket {ticket['id']} is now open and assigned to {full_name(to)}."},
         ],
         damage={"allow": [{"table": "support_tickets", "columns": ["assignee_id", "status"], "at_most": 1}]},
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )
 
@@ -289,6 +289,6 @@ def _triage(rng, people, engineers, customers, contacts) -> Instance:
         ],
         claims={"ticket": TICKET},
         damage={"allow": [{"table": "support_tickets", "may": ["add"], "at_most": n}]},
-        apps=["postgres", "chat", "office"],
+        apps=["db", "chat", "office"],
         limits=LIMITS_L2,
     )

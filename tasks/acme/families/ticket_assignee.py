@@ -47,7 +47,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query),
                 {"answer": f"Ticket {ticket['id']} is assigned to {full_name(agent)}."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     load = {a: sum(1 for t in tickets if t["assignee_id"] == a and t["status"] in OPEN) for a in agents}
@@ -71,7 +71,7 @@ def generate(world, rng, level: int) -> Instance:
                 ),
                 {"answer": f"{full_name(agent)} ({agent['email']}) has {n} open tickets."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     lightest = min((a for a in agents if a != agent["id"]), key=lambda a: (load[a], a))
@@ -117,6 +117,6 @@ def generate(world, rng, level: int) -> Instance:
             {"answer": f"Ticket {ticket['id']} now goes to {full_name(to)}, who has been told."},
         ],
         damage={"allow": [{"table": "support_tickets", "columns": ["assignee_id"], "at_most": 1}]},
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

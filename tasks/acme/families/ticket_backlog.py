@@ -43,7 +43,7 @@ def generate(world, rng, level: int) -> Instance:
             rubric_items=[stated("count", f"The answer says {len(mine)}", "open_tickets", len(mine))],
             claims={"open_tickets": count_kind(r"\btickets?\b")},
             solution=[sql_step(query), {"answer": f"{customer['name']} has {len(mine)} open tickets."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     oldest = mine[0]
@@ -63,7 +63,7 @@ def generate(world, rng, level: int) -> Instance:
             ],
             claims={"ticket": TICKET, "subject": subjects(world)},
             solution=[sql_step(query), {"answer": f"Ticket {oldest['id']}: {oldest['subject']}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     # One line per ticket: its priority counts next to its id; another customer's ticket is a wrong id.
@@ -105,6 +105,6 @@ def generate(world, rng, level: int) -> Instance:
             ),
             {"answer": f"Posted {customer['name']}'s open tickets in #support."},
         ],
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -57,7 +57,7 @@ def generate(world, rng, level: int) -> Instance:
                 {"answer": f"Logged '{subject}' for {customer['name']}."},
             ],
             damage=LOGGED,
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     contact = primaries[customer["id"]]
@@ -105,6 +105,6 @@ def generate(world, rng, level: int) -> Instance:
             },
         ],
         damage=LOGGED,
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

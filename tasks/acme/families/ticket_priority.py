@@ -36,7 +36,7 @@ def generate(world, rng, level: int) -> Instance:
                 sql_step(query.format(id=ticket["id"])),
                 {"answer": f"Ticket {ticket['id']} is {ticket['priority']} priority."},
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     if level == 1:
@@ -75,7 +75,7 @@ def generate(world, rng, level: int) -> Instance:
                     + ("met." if met else "missed.")
                 },
             ],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L1,
         )
     ticket = rng.choice(
@@ -122,6 +122,6 @@ def generate(world, rng, level: int) -> Instance:
             {"answer": f"Ticket {ticket['id']} is now high priority; #support is told."},
         ],
         damage={"allow": [{"table": "support_tickets", "columns": ["priority"], "at_most": 1}]},
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS_L2,
     )

@@ -29,6 +29,6 @@ def generate(world, rng, level: int) -> Instance:
             {"answer": f"Ticket {ticket['id']} is now resolved."},
         ],
         damage={"allow": [{"table": "support_tickets", "columns": ["status", "resolved_at"], "at_most": 1}]},
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L0,
     )

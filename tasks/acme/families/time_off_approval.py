@@ -81,7 +81,7 @@ def generate(world, rng, level: int) -> Instance:
             rubric_items=[stated("status", f"The answer says {status}", "time_off_status", status)],
             claims={"time_off_status": TIME_OFF_STATUS},
             solution=[lookup, {"answer": f"It is {status}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     boss = people(world).get(person["manager_id"]) or person
@@ -117,7 +117,7 @@ def generate(world, rng, level: int) -> Instance:
         ],
         claims={"decision": DECISION},
         damage={"allow": [{"table": "time_off", "columns": ["status"], "at_most": 1}]},
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )
 
@@ -247,6 +247,6 @@ def _department(world, rng, rows) -> Instance:
         ],
         claims={"decision": DECISION, "outcome": OUTCOME},
         damage={"allow": [{"table": "time_off", "columns": ["status"], "at_most": len(decided)}]},
-        apps=["postgres", "chat"],
+        apps=["db", "chat"],
         limits=LIMITS,
     )

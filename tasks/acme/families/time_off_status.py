@@ -33,7 +33,7 @@ def generate(world, rng, level: int) -> Instance:
             rubric_items=[stated("status", f"The answer says {status}", "time_off_status", status)],
             claims={"time_off_status": TIME_OFF_STATUS},
             solution=[sql_step(query), {"answer": f"It is {status}."}],
-            apps=["postgres"],
+            apps=["db"],
             limits=LIMITS_L0,
         )
     region = {"Berlin": "DE", "London": "UK"}[person["location"]]
@@ -61,6 +61,6 @@ def generate(world, rng, level: int) -> Instance:
                 "answer": f"From {request['start_date'].isoformat()} to {request['end_date'].isoformat()}: {days} working days."
             },
         ],
-        apps=["postgres"],
+        apps=["db"],
         limits=LIMITS_L1,
     )

@@ -35,7 +35,7 @@ posts:
 
 @pytest.fixture(scope="module")
 def ctx(live_sandbox):
-    probe = SandboxProbe(live_sandbox(apps=("postgres", "chat"), chat=SEED))
+    probe = SandboxProbe(live_sandbox(apps=("db", "chat"), chat=SEED))
     yield CheckContext(probe)
     probe.close()
 

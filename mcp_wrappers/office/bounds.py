@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_wrappers.libreoffice.files import OfficeError, extension
+from mcp_wrappers.office.files import OfficeError, extension
 
 # Far above any document a task seeds or asks for (tens of KB, hundreds of cells).
 MAX_UNPACKED_BYTES = 64 << 20

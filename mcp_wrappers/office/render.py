@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_wrappers.libreoffice.cells import column_name, parse_cell, parse_range
+from mcp_wrappers.office.cells import column_name, parse_cell, parse_range
 
 MAX_CELL_CHARS = 120
 BODY_STYLES = {"standard", "default paragraph style", "text body", "body text", "normal", "default"}

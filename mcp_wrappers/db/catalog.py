@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from mcp_wrappers.postgres.database import Database
-from mcp_wrappers.postgres.errors import DbError
+from mcp_wrappers.db.database import Database
+from mcp_wrappers.db.errors import DbError
 
 _KINDS = {"r": "table", "p": "table", "v": "view", "m": "materialized view", "f": "foreign table"}
 _PRIVS = ("SELECT", "INSERT", "UPDATE", "DELETE")

@@ -15,9 +15,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from mcp_wrappers.libreoffice import documents, render, sheets, texts
-from mcp_wrappers.libreoffice.bridge import OfficeBridge, Session
-from mcp_wrappers.libreoffice.files import OfficeError, display, existing, extension, list_files, resolve
+from mcp_wrappers.office import documents, render, sheets, texts
+from mcp_wrappers.office.bridge import OfficeBridge, Session
+from mcp_wrappers.office.files import OfficeError, display, existing, extension, list_files, resolve
 from mcp_wrappers.toolkit import READ_ONLY, make_server, result, run_stdio, tool_errors, writes
 
 log = logging.getLogger("egym.office")

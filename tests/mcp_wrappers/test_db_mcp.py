@@ -1,4 +1,4 @@
-"""The database MCP server (python3 -m mcp_wrappers.postgres) as `agent`, over docker exec stdio.
+"""The database MCP server (python3 -m mcp_wrappers.db) as `agent`, over docker exec stdio.
 
 The initial state (conftest.DB_INITIAL_SQL) grants agent SELECT and UPDATE on employees and nothing on
 salaries. Changes are checked through a separate psql connection, not through the tool.

@@ -14,10 +14,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from mcp_wrappers.postgres import catalog
-from mcp_wrappers.postgres.database import Database, Result
-from mcp_wrappers.postgres.errors import DbError
-from mcp_wrappers.postgres.render import row_summary, text_table
+from mcp_wrappers.db import catalog
+from mcp_wrappers.db.database import Database, Result
+from mcp_wrappers.db.errors import DbError
+from mcp_wrappers.db.render import row_summary, text_table
 from mcp_wrappers.toolkit import READ_ONLY, make_server, result, run_stdio, tool_errors, writes
 
 log = logging.getLogger("egym.db")

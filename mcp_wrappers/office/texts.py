@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcp_wrappers.libreoffice.cells import cell_name
-from mcp_wrappers.libreoffice.documents import Doc
-from mcp_wrappers.libreoffice.files import OfficeError
+from mcp_wrappers.office.cells import cell_name
+from mcp_wrappers.office.documents import Doc
+from mcp_wrappers.office.files import OfficeError
 
 _TABLE_CELL = re.compile(r"^([A-Z]+)(\d+)")
 

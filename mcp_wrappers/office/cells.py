@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mcp_wrappers.libreoffice.files import OfficeError
+from mcp_wrappers.office.files import OfficeError
 
 _CELL = re.compile(r"^\$?([A-Za-z]{1,3})\$?([1-9][0-9]{0,6})$")
 MAX_COLUMNS = 16384  # XFD, the xlsx limit

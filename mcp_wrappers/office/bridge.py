@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcp_wrappers.libreoffice.files import OfficeError
+from mcp_wrappers.office.files import OfficeError
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from typing import Any
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from mcp_wrappers.postgres.errors import PRIVILEGES, DbError, explain
-from mcp_wrappers.postgres.render import json_value
+from mcp_wrappers.db.errors import PRIVILEGES, DbError, explain
+from mcp_wrappers.db.render import json_value
 from mcp_wrappers.toolkit import on_cancel
 
 

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_wrappers.libreoffice.cells import cell_name, parse_cell, parse_range, range_name
-from mcp_wrappers.libreoffice.documents import Doc
-from mcp_wrappers.libreoffice.files import OfficeError
+from mcp_wrappers.office.cells import cell_name, parse_cell, parse_range, range_name
+from mcp_wrappers.office.documents import Doc
+from mcp_wrappers.office.files import OfficeError
 
 Cell = dict[str, Any]
 Scalar = str | int | float | bool | None

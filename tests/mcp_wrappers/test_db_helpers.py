@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from mcp_wrappers.postgres.errors import needed_privileges
-from mcp_wrappers.postgres.render import json_value, row_summary, text_table
+from mcp_wrappers.db.errors import needed_privileges
+from mcp_wrappers.db.render import json_value, row_summary, text_table
 
 
 @pytest.mark.parametrize(

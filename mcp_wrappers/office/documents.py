@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_wrappers.libreoffice.bridge import Session
-from mcp_wrappers.libreoffice.files import FORMATS, OfficeError, display, extension, format_of
+from mcp_wrappers.office.bridge import Session
+from mcp_wrappers.office.files import FORMATS, OfficeError, display, extension, format_of
 
 MAX_OPEN = 8  # documents kept open per session; the least recently used is closed first
 _FACTORY = {"spreadsheet": "private:factory/scalc", "text": "private:factory/swriter"}

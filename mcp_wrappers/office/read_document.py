@@ -1,4 +1,4 @@
-"""The grader's document reader: `python3 -m mcp_wrappers.libreoffice.read_document PATH [PATH...]`.
+"""The grader's document reader: `python3 -m mcp_wrappers.office.read_document PATH [PATH...]`.
 
 Reads documents through the same code as the office MCP tools (so a formula
 is checked by the value LibreOffice computes) and prints ONE JSON object that
@@ -48,9 +48,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp_wrappers.libreoffice import bounds, documents, sheets, texts
-from mcp_wrappers.libreoffice.bridge import OfficeBridge, OfficeTimeout, Session
-from mcp_wrappers.libreoffice.files import OfficeError, format_of, workspace
+from mcp_wrappers.office import bounds, documents, sheets, texts
+from mcp_wrappers.office.bridge import OfficeBridge, OfficeTimeout, Session
+from mcp_wrappers.office.files import OfficeError, format_of, workspace
 
 DEFAULT_BUDGET_S = 100.0
 MAX_ANSWER_CHARS = 48 << 20  # all documents' JSON together, under the grader's 64 MB read
