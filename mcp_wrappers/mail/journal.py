@@ -1,4 +1,4 @@
-"""Postfix's journal filter: `python3 -I -m mcp_wrappers.mail.journal SENDER RECIPIENT...` (as vmail).
+"""Postfix's journal filter: `python3 -I -m mcp_wrappers.mail.journal login=USER SENDER RECIPIENT...` (as vmail).
 
 Every message submitted on port 587 passes here (the submission service's content_filter; see
 image/setup) with its envelope: the sender and every recipient, Bcc included. The filter keeps
@@ -24,12 +24,13 @@ EX_TEMPFAIL = 75
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2:
-        print("usage: python3 -m mcp_wrappers.mail.journal SENDER RECIPIENT...", file=sys.stderr)
+    if len(argv) < 3 or not argv[0].startswith("login="):
+        print("usage: python3 -m mcp_wrappers.mail.journal login=USER SENDER RECIPIENT...", file=sys.stderr)
         return EX_TEMPFAIL
-    sender, recipients = argv[0], argv[1:]
+    login, sender, recipients = argv[0].removeprefix("login="), argv[1], argv[2:]
     raw = sys.stdin.buffer.read()
     entry = {
+        "login": login.lower(),  # who sent it, whatever its From header says
         "sender": sender.lower(),
         "recipients": [r.lower() for r in recipients],
         "received_ns": time.time_ns(),

@@ -55,7 +55,9 @@ def journal() -> list[dict[str, Any]]:
         message = _message(parse(base64.b64decode(entry["message"])))
         shown = {*message["to"], *message["cc"]}
         message["bcc"] = [r for r in entry["recipients"] if r not in shown]  # the envelope knows them
-        message["from"] = message["from"] or entry["sender"]
+        message["from"] = (
+            entry["login"] or entry["sender"]
+        )  # the account that logged in, not a From header it wrote
         out.append(message)
     return out
 

@@ -212,7 +212,7 @@ def db_server_processes(sandbox, *, settle_s: float = 0) -> int:
     """How many db servers run in the sandbox (waiting up to `settle_s` for a closed one to exit)."""
     deadline = time.monotonic() + settle_s
     while True:
-        count = int(sandbox.exec("pgrep -fc 'mcp_wrappers[.]postgres' || true").output.strip() or 0)
+        count = int(sandbox.exec("pgrep -fc 'mcp_wrappers[.]db' || true").output.strip() or 0)
         if count == 0 or time.monotonic() > deadline:
             return count
         time.sleep(0.1)

@@ -110,6 +110,7 @@ def test_the_agent_cannot_send_as_someone_else_nor_around_the_submission_server(
             smtplib.SMTP("127.0.0.1", 25); print("port 25 open")
         except OSError:
             print("port 25 closed")
+        smtp.sendmail(ME, ["ola.berg@acme.example"], "From: ceo@acme.example\\nSubject: forged\\n\\nx")
         anonymous = smtplib.SMTP("127.0.0.1", 587)
         try:
             anonymous.sendmail(ME, ["ola.berg@acme.example"], "Subject: anon\\n\\nx"); print("sent")
@@ -120,7 +121,10 @@ def test_the_agent_cannot_send_as_someone_else_nor_around_the_submission_server(
     assert printed.split() == ["refused", "553", "port", "25", "closed", "refused"]
     local = mail_sandbox.exec("printf 'Subject: x\\n\\ny\\n' | /usr/sbin/sendmail ola.berg@acme.example")
     assert local.exit_code != 0 and "not allowed" in local.output
-    assert not [m for m in snapshot(mail_sandbox)["journal"] if m["subject"] in ("spoof", "anon", "x")]
+    journal = snapshot(mail_sandbox)["journal"]
+    assert not [m for m in journal if m["subject"] in ("spoof", "anon", "x")]
+    # A From header the agent wrote is not who sent it: the journal names the account that logged in.
+    assert [m["from"] for m in journal if m["subject"] == "forged"] == [AGENT]
 
 
 def test_sent_mail_arrives_with_its_attachment_and_the_journal_sees_every_recipient(mail_sandbox):
