@@ -98,6 +98,7 @@ class MailChange:
     subject: str
     change: Literal["moved", "deleted"]
     to_folder: str = ""
+    message_id: str = ""
 
 
 @dataclass
@@ -264,7 +265,9 @@ def mail_changes(baseline: MailSnapshot, final: MailSnapshot) -> list[MailChange
             continue
         moved = sorted(folders)
         out.append(
-            MailChange(m.account, m.folder, m.subject, "moved" if moved else "deleted", ", ".join(moved))
+            MailChange(
+                m.account, m.folder, m.subject, "moved" if moved else "deleted", ", ".join(moved), key(m)[1]
+            )
         )
     return out
 

@@ -152,7 +152,15 @@ def filed(
     text: str | None = None,
     regex: str | None = None,
 ) -> CheckResult:
-    """Pass when a message of `account` matching the filters is in `folder` (any case)."""
+    """Pass when the agent moved a message of `account` matching the filters into `folder` (any case):
+    one that was in the mailbox at the start, elsewhere. A message the agent wrote into the folder
+    itself (IMAP APPEND) is not a filed one."""
+    changes = ctx.probe.changes()
+    moved = (
+        {(c.account, c.message_id) for c in changes.mail if c.change == "moved"}
+        if changes is not None and "mail" in changes.sources
+        else None  # no baseline (a fixed snapshot): any matching message in the folder
+    )
     mine = [m for m in ctx.probe.mail().messages if same_address(m.account, account)]
     found = _matching(
         ctx,
@@ -165,12 +173,17 @@ def filed(
         attachment=None,
         attachment_of=None,
     )
-    there = [m for m in found if m.folder.casefold() == folder.casefold()]
+    there = [
+        m
+        for m in found
+        if m.folder.casefold() == folder.casefold()
+        and (moved is None or (m.account, m.message_id or f"{m.sender}|{m.date}|{m.subject}") in moved)
+    ]
     if there:
-        return CheckResult(True, f"in {folder}: {_shown(there[0])}")
+        return CheckResult(True, f"filed in {folder}: {_shown(there[0])}")
     elsewhere = sorted({m.folder for m in found})
     return CheckResult(
         False,
-        f"no matching message in {account}'s {folder}"
-        + (f" (found in {', '.join(elsewhere)})" if found else ""),
+        f"no matching message of {account} moved into {folder}"
+        + (f" (matching ones are in {', '.join(elsewhere)})" if found else ""),
     )

@@ -76,7 +76,28 @@ def test_filed_finds_the_message_in_its_folder_and_says_where_it_is_otherwise():
     c = ctx()
     assert mail.filed(c, account="dana", folder="archive", subject="accruals")
     result = mail.filed(c, account="dana", folder="Archive", subject="Quote")
-    assert not result and "found in INBOX" in result.evidence
+    assert not result and "matching ones are in INBOX" in result.evidence
+
+
+def test_filed_counts_only_a_message_moved_there_not_one_written_into_the_folder():
+    from grader.changes import Changes, MailChange
+
+    appended = {
+        "account": "dana@acme.example",
+        "folder": "Archive",
+        "message_id": "<fake@x>",
+        "subject": "Quote?",
+    }
+    snapshot = {**SNAPSHOT, "messages": [*SNAPSHOT["messages"], appended]}
+    real = MailChange("dana@acme.example", "INBOX", "Quote?", "moved", "Archive", "<quote@client>")
+
+    def filed(changes):
+        probe = StaticProbe(mail=snapshot, changes=Changes(mail=changes, sources=("mail",)))
+        return mail.filed(CheckContext(probe), account="dana", folder="Archive", subject="Quote")
+
+    assert not filed([])  # only the copy the agent APPENDed is there
+    snapshot["messages"][1] = {**snapshot["messages"][1], "folder": "Archive", "message_id": "<quote@client>"}
+    assert filed([real])
 
 
 def test_mail_moved_or_deleted_from_the_initial_mailboxes_is_damage_unless_allowed():
