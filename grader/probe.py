@@ -21,7 +21,9 @@ import json
 import posixpath
 import secrets
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from core.errors import SandboxError
 from grader.changes import Changes, read_changes
@@ -48,6 +50,8 @@ COPY_TIMEOUT_S = 60
 # The document reader stops itself this long before its exec's timeout (it kills its own LibreOffice).
 READER_MARGIN_S = 20
 _COPY_ANSWERS = ("copied", "absent", "refused")
+T = TypeVar("T", bound=BaseModel)
+
 __all__ = ["Probe", "ProbeError", "SandboxProbe", "StateError", "StaticProbe", "workspace_path"]
 
 
@@ -136,25 +140,23 @@ class SandboxProbe:
 
     def chat(self) -> ChatSnapshot:
         if self._chat is None:
-            data = self._run_json(SNAPSHOT, "chat snapshot")
-            try:
-                self._chat = ChatSnapshot.model_validate(data)
-            except ValueError as exc:
-                raise ProbeError(
-                    f"chat snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
-                ) from None
+            self._chat = self._snapshot(SNAPSHOT, ChatSnapshot, "chat snapshot")
         return self._chat
 
     def mail(self) -> MailSnapshot:
         if self._mail is None:
-            data = self._run_json(MAIL_SNAPSHOT, "mail snapshot")
-            try:
-                self._mail = MailSnapshot.model_validate(data)
-            except ValueError as exc:
-                raise ProbeError(
-                    f"mail snapshot in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
-                ) from None
+            self._mail = self._snapshot(MAIL_SNAPSHOT, MailSnapshot, "mail snapshot")
         return self._mail
+
+    def _snapshot(self, cmd: list[str], model: type[T], what: str) -> T:
+        """An app's snapshot CLI's JSON as `model`; ProbeError when it fails or has another shape."""
+        data = self._run_json(cmd, what)
+        try:
+            return model.model_validate(data)
+        except ValueError as exc:
+            raise ProbeError(
+                f"{what} in {self.sandbox.id[:12]} has an unexpected shape: {exc}".splitlines()[0]
+            ) from None
 
     def file(self, path: str) -> bytes | None:
         """A regular file's bytes; None when absent or not a regular file (a symlink, a folder).

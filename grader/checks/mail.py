@@ -26,13 +26,13 @@ def _matching(
     ctx: CheckContext,
     messages: list[MailMessage],
     *,
-    to: str | list[str] | None,
-    sender: str | None,
-    subject: str | None,
-    text: str | None,
-    regex: str | None,
-    attachment: str | None,
-    attachment_of: str | None,
+    to: str | list[str] | None = None,
+    sender: str | None = None,
+    subject: str | None = None,
+    text: str | None = None,
+    regex: str | None = None,
+    attachment: str | None = None,
+    attachment_of: str | None = None,
 ) -> list[MailMessage]:
     """Messages passing every given filter; `to`: each person is among the recipients (to, cc or bcc)."""
     wanted_sha = None
@@ -162,17 +162,7 @@ def filed(
         else None  # no baseline (a fixed snapshot): any matching message in the folder
     )
     mine = [m for m in ctx.probe.mail().messages if same_address(m.account, account)]
-    found = _matching(
-        ctx,
-        mine,
-        to=None,
-        sender=sender,
-        subject=subject,
-        text=text,
-        regex=regex,
-        attachment=None,
-        attachment_of=None,
-    )
+    found = _matching(ctx, mine, sender=sender, subject=subject, text=text, regex=regex)
     there = [
         m
         for m in found
