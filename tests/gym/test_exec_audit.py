@@ -56,7 +56,8 @@ def _constant(module: str, node: ast.expr) -> object:
 
 
 def _commands(module: str, tree: ast.Module, call: ast.Call) -> list[object]:
-    """The command(s) a call runs; when it passes on a parameter of its function, what the callers pass."""
+    """The command(s) a call runs; when it passes on a parameter of its function, what the
+    callers pass, followed through any helpers that pass it on in turn."""
     node = call.args[0]
     function = next(
         (
@@ -76,7 +77,12 @@ def _commands(module: str, tree: ast.Module, call: ast.Call) -> list[object]:
         if isinstance(c, ast.Call) and getattr(c.func, "attr", getattr(c.func, "id", None)) == function.name
     ]
     assert callers, f"{module}: {function.name} runs its parameter {node.id} but nothing here calls it"
-    return [_constant(module, c.args[index]) for c in callers]
+    commands: list[object] = []
+    for caller in callers:
+        passed = ast.Call(func=caller.func, args=caller.args[index:], keywords=[])
+        ast.copy_location(passed, caller)
+        commands.extend(_commands(module, tree, passed))
+    return commands
 
 
 def privileged_call_sites() -> list[tuple[str, int, str, object, str | None]]:
