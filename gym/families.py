@@ -84,6 +84,8 @@ class Instance:
     chat: dict[str, Any] | None = None  # an overlay chat file's content
     mail: dict[str, Any] | None = None  # an overlay mail file's content (mcp_wrappers/mail/mailfile.py)
     files: dict[str, bytes] = field(default_factory=dict)  # path under /workspace -> bytes
+    # People who answer in chat (gym.tasks.Coworker as dicts); their rules stay out of the sandbox.
+    coworkers: list[dict[str, Any]] = field(default_factory=list)
     damage: dict[str, Any] | None = None  # the rubric's damage section (allowed changes)
     # Kinds of value the claim items name (grader.claims): the family's own; the world's `claims`
     # hook supplies the rest. After generation: the rubric's whole claims section.
@@ -102,6 +104,7 @@ class Instance:
             self.damage,
             self.claims,
             *([self.mail] if self.mail is not None else []),  # absent: the digests from before mail
+            *([self.coworkers] if self.coworkers else []),
         ]
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
@@ -109,6 +112,7 @@ class Instance:
         """What the agent is given (prompt and initial state), not how it is graded: a rubric fix keeps it."""
         content = [self.prompt, self.sql, self.chat, sorted(self.files.items())]
         content += [self.mail] if self.mail is not None else []
+        content += [self.coworkers] if self.coworkers else []  # what they know is part of the question
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=repr).encode()).hexdigest()
 
 
@@ -437,6 +441,7 @@ def materialize(
         **({"apps": instance.apps} if instance.apps is not None else {}),
         **({"limits": instance.limits} if instance.limits else {}),
         **({"initial_state": overlay} if overlay else {}),
+        **({"coworkers": instance.coworkers} if instance.coworkers else {}),
         **(
             {"bands": bands}
             if (bands := family_bands(family.world_dir).get(family.name, {}).get(level))

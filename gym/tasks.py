@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -144,6 +145,54 @@ def bands_of(entry: dict) -> dict:
     return bands
 
 
+class CoworkerRule(StrictModel, allow_inf_nan=False):
+    """What a coworker says to a message that matches: every pattern of `asks` must match it."""
+
+    asks: list[str] = Field(
+        min_length=1, description="Regexes (case-insensitive), all of which the message must match."
+    )
+    replies: list[str] = Field(
+        min_length=1,
+        description="Phrasings of the answer, facts filled in; one is picked per message, the same in every rollout.",
+    )
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> CoworkerRule:
+        for pattern in self.asks:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"asks: {pattern!r} is not a regex: {exc}") from None
+        return self
+
+
+class Coworker(StrictModel, allow_inf_nan=False):
+    """A person of the world's chat who answers the agent during an episode (gym/harness/coworkers.py).
+
+    Their rules stay on the host: the sandbox holds only what they post.
+    """
+
+    username: str = Field(min_length=1, description="Their chat username.")
+    rules: list[CoworkerRule] = Field(
+        default_factory=list, description="Tried in order; the first that matches answers."
+    )
+    otherwise: list[str] = Field(
+        default_factory=lambda: ["Sorry, I can't help with that one."],
+        min_length=1,
+        description="Phrasings for a message no rule matches.",
+    )
+    delay_calls: tuple[int, int] = Field(
+        (0, 2), description="A reply comes this many of the agent's tool calls later (inclusive range)."
+    )
+
+    @model_validator(mode="after")
+    def _delay_is_a_range(self) -> Coworker:
+        low, high = self.delay_calls
+        if not 0 <= low <= high <= 20:
+            raise ValueError(f"delay_calls: {list(self.delay_calls)} is not a range within 0-20")
+        return self
+
+
 class Task(StrictModel, allow_inf_nan=False):
     """One thing an employee is asked to do, with its reference solution."""
 
@@ -169,6 +218,9 @@ class Task(StrictModel, allow_inf_nan=False):
         "solution/actions.yaml", description="Reference solution replayed by the oracle policy."
     )
     system_prompt: str | None = Field(None, description="Overrides the harness's default system prompt.")
+    coworkers: list[Coworker] = Field(
+        default_factory=list, description="People who answer the agent in chat during the episode."
+    )
     path: Path = Field(Path("."), exclude=True, description="Folder holding task.yaml (set by the loader).")
 
     @model_validator(mode="before")

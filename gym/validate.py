@@ -29,7 +29,7 @@ from core.trajectory import Trajectory
 from grader.grade import Grade, ItemResult
 from gym.batch.report import fmt_points
 from gym.harness.config import HarnessConfig, harness_config
-from gym.policies import CHEATS
+from gym.policies import CHEATS, COWORKER_CHEATS
 from gym.rollout import RolloutOutcome, RolloutSpec, describe_error, run_rollout
 from gym.tasks import Task
 
@@ -198,8 +198,10 @@ def judge_problems(report: TaskReport, opts: ValidateOptions, ok_ids: set[str]) 
         )
 
 
-def policies_for(opts: ValidateOptions) -> list[str]:
-    return ["oracle", "null"] + (list(CHEATS) if opts.cheats else [])
+def policies_for(opts: ValidateOptions, task: Task) -> list[str]:
+    """Oracle, null and the cheats that apply: pestering people needs someone who answers."""
+    cheats = [c for c in CHEATS if task.coworkers or c not in COWORKER_CHEATS] if opts.cheats else []
+    return ["oracle", "null", *cheats]
 
 
 async def validate_task(
@@ -210,7 +212,7 @@ async def validate_task(
     on_rollout: Callable[[], None] = lambda: None,
 ) -> TaskReport:
     report = TaskReport(task.key)
-    policies = policies_for(opts)
+    policies = policies_for(opts, task)
 
     async def run(policy: str) -> Score:
         async with limit:
@@ -260,7 +262,7 @@ async def validate_tasks(
     from gym.batch.progress import eta, make_progress
 
     # One step per sandbox run (the untouched state, oracle, null, each cheat); tasks finish as their last lands.
-    per_task = len(policies_for(opts)) + 1
+    runs = sum(len(policies_for(opts, t)) + 1 for t in tasks)
     with make_progress(
         TextColumn("validate"),
         BarColumn(),
@@ -271,7 +273,7 @@ async def validate_tasks(
         console=console,
         transient=True,
     ) as progress:
-        bar = progress.add_task("validate", total=len(tasks) * per_task, tasks=f"0/{len(tasks)} tasks")
+        bar = progress.add_task("validate", total=runs, tasks=f"0/{len(tasks)} tasks")
         finished: list[TaskReport] = []
 
         async def one(task: Task) -> TaskReport:

@@ -11,7 +11,14 @@ import datetime as dt
 from grader.chatstate import ChatPost, ChatSnapshot
 from grader.checks.base import CheckContext, CheckResult, brief, matches_agent_text, text_matches
 
-__all__ = ["message_exists", "message_absent", "reaction_exists", "channel_exists", "channel_member"]
+__all__ = [
+    "message_exists",
+    "message_absent",
+    "reaction_exists",
+    "channel_exists",
+    "channel_member",
+    "people_messaged",
+]
 
 
 def _find(
@@ -182,4 +189,30 @@ def channel_member(ctx: CheckContext, *, channel: str, user: str) -> CheckResult
     ok = user.lstrip("@") in found.members
     return CheckResult(
         ok, f"{user} is {'a' if ok else 'not a'} member of {channel} ({len(found.members)} members)"
+    )
+
+
+def people_messaged(
+    ctx: CheckContext, *, user: str, at_most: int, after: str | int | None = None
+) -> CheckResult:
+    """Pass when `user`'s direct and group messages (posted after `after`) reached at most `at_most`
+    other people: asking everyone is not asking the right person."""
+    user = user.lstrip("@")
+    posts = _find(
+        ctx.probe.chat(),
+        channel=None,
+        text=None,
+        regex=None,
+        user=user,
+        thread=None,
+        case_sensitive=False,
+        after=after,
+    )
+    people = sorted(
+        {name for p in posts if p.channel.startswith("dm:") for name in p.channel[3:].split(",")} - {user}
+    )
+    shown = ", ".join(people[:8]) + (" ..." if len(people) > 8 else "")
+    return CheckResult(
+        len(people) <= at_most,
+        f"{user} messaged {len(people)} people directly ({shown or 'none'}); at most {at_most} wanted",
     )

@@ -27,6 +27,7 @@ import mcp_types
 from core.trajectory import ToolCall, ToolResult
 from gym.harness.builtin_tools import BUILTIN_TOOLS, ToolEnv
 from gym.harness.config import HarnessConfig
+from gym.harness.coworkers import CoworkerSession
 from gym.harness.faults import FaultInjector
 from gym.harness.fileops import FileOps
 from gym.harness.shell import PersistentShell
@@ -147,9 +148,11 @@ class Toolbox:
         mcp_tools: dict[str, McpTool],
         injector: FaultInjector,
         output_cap: int,
+        coworkers: CoworkerSession | None = None,
     ):
         self.env, self.servers, self.mcp_tools = env, servers, mcp_tools
         self.injector, self.output_cap = injector, output_cap
+        self.coworkers = coworkers
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -170,7 +173,11 @@ class Toolbox:
                 servers[name] = server = _Server(sandbox, name, cmd, timeout_s)
                 stack.push_async_callback(server.close)
                 mcp_tools.update({tool.schema["function"]["name"]: tool for tool in await server.tools()})
-            yield cls(env, servers, mcp_tools, FaultInjector(config.faults), config.output_cap_chars)
+            # Seeded by the task: every rollout of a group meets the same colleagues.
+            coworkers = CoworkerSession(sandbox, task.coworkers, task.key) if task.coworkers else None
+            yield cls(
+                env, servers, mcp_tools, FaultInjector(config.faults), config.output_cap_chars, coworkers
+            )
 
     def names(self) -> list[str]:
         return [*BUILTIN_TOOLS, *self.mcp_tools]
@@ -195,6 +202,8 @@ class Toolbox:
             output, is_error, fault = await self._dispatch(call.name, arguments)
         except ToolError as exc:
             output, is_error = f"Error: {exc}", True
+        if self.coworkers is not None:
+            await asyncio.to_thread(self.coworkers.after_call, call.name)
         return ToolResult(
             call_id=call.id,
             name=call.name,

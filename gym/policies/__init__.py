@@ -33,9 +33,11 @@ CHEATS = (
     "cheat-number-spray",
     "cheat-name-spray",
     "cheat-claim-done",
+    "cheat-pester",
     "attack-spray",
     "attack-dump",
 )
+COWORKER_CHEATS = ("cheat-pester",)  # run only on tasks with coworkers (someone must answer)
 POLICIES.register("cheat-peek", "gym.policies.cheats:PeekCheat")
 POLICIES.register("cheat-fake-files", "gym.policies.cheats:FakeFilesCheat")
 POLICIES.register("cheat-edit-history", "gym.policies.cheats:EditHistoryCheat")
@@ -44,6 +46,7 @@ POLICIES.register("cheat-destroy", "gym.policies.cheats:DestroyCheat")
 POLICIES.register("cheat-number-spray", "gym.policies.cheats:NumberSprayCheat")
 POLICIES.register("cheat-name-spray", "gym.policies.cheats:NameSprayCheat")
 POLICIES.register("cheat-claim-done", "gym.policies.cheats:ClaimDoneCheat")
+POLICIES.register("cheat-pester", "gym.policies.cheats:PesterCheat")
 POLICIES.register("cheat-tamper", "gym.policies.attacks:TamperCheat")  # plants code, leaves processes running
 # The white-box attacker: reads the rubric (never its expected values) and all the agent may read.
 POLICIES.register("attack-spray", "gym.policies.attacker:WhiteBoxAttack")

@@ -15,6 +15,8 @@ and the tools offered, like a model that learned a trick:
 - `name-spray`: answer with every name it can read (customers, people, products,
   departments, e-mails, channels);
 - `claim-done`: post "Done" in every chat channel it can see, and answer "Task complete";
+- `pester` (tasks with coworkers only): send the prompt to everyone in the chat, read every
+  answer, and answer with all of them;
 - `destroy`: delete every row it may delete, overwrite every text column it may
   update, wipe /workspace, then claim it is done: it must score *below* doing
   nothing, in the raw score (the damage section, grader.damage);
@@ -34,8 +36,10 @@ import yaml
 
 from core.trajectory import AssistantTurn, Message, ToolCall
 
-# A script yields (tool, args) and receives the tool's output; it yields a str to answer.
-Action = tuple[str, dict[str, Any]] | str
+# A script yields (tool, args), or a list of them to call in one turn, and receives the tools'
+# output (joined by newlines); it yields a str to answer.
+Call = tuple[str, dict[str, Any]]
+Action = Call | list[Call] | str
 Script = Generator[Action, str, None]
 
 OFFICE = (".xlsx", ".ods", ".docx", ".odt", ".pptx", ".odp", ".pdf")
@@ -43,7 +47,7 @@ FILE_RE = re.compile(r"(/workspace/[\w./-]+\w|\b[\w-]+\.(?:txt|md|csv|json|xlsx|
 
 
 class ScriptedPolicy:
-    """Runs `script(prompt, offered_tools)` as a conversation: one tool call per turn."""
+    """Runs `script(prompt, offered_tools)` as a conversation: one turn per action."""
 
     name = "scripted"
     model = None
@@ -68,15 +72,21 @@ class ScriptedPolicy:
             action = "Done."
         if isinstance(action, str):
             return AssistantTurn(content=action)
-        self._calls += 1
-        name, args = action
-        return AssistantTurn(
-            tool_calls=[ToolCall(id=f"{self.name}-{self._calls}", name=name, arguments=json.dumps(args))]
-        )
+        calls = []
+        for name, args in action if isinstance(action, list) else [action]:
+            self._calls += 1
+            calls.append(ToolCall(id=f"{self.name}-{self._calls}", name=name, arguments=json.dumps(args)))
+        return AssistantTurn(tool_calls=calls)
 
 
 def _last_tool_output(messages: list[Message]) -> str:
-    return next((m.content for m in reversed(messages) if m.role == "tool"), "")
+    """The outputs of the last turn's tool calls, in order."""
+    outputs: list[str] = []
+    for message in reversed(messages):
+        if message.role != "tool":
+            break
+        outputs.append(message.content)
+    return "\n".join(reversed(outputs))
 
 
 def _lines(output: str) -> list[str]:
@@ -262,6 +272,24 @@ class ClaimDoneCheat(ScriptedPolicy):
             for channel in sorted(set(re.findall(r"#([\w.-]+)", listing)))[:30]:
                 yield ("chat.post_message", {"channel": channel, "message": "Done: task complete."})
         yield "Task complete."
+
+
+class PesterCheat(ScriptedPolicy):
+    """Asks everyone instead of the one who knows, and passes on whatever comes back."""
+
+    name = "cheat-pester"
+    MOST = 40
+
+    def script(self, prompt: str, tools: set[str]) -> Script:
+        if not {"chat.list_users", "chat.send_direct_message", "chat.read_channel"} <= tools:
+            return (yield "I could not reach anyone.")
+        listing = yield ("chat.list_users", {})
+        people = re.findall(r"^- @([\w.-]+)", listing, re.MULTILINE)[: self.MOST]
+        yield [("chat.send_direct_message", {"username": p, "message": prompt}) for p in people]
+        # Every one of these calls moves the coworkers' clock: the slow ones have answered by the last.
+        yield [("chat.read_channel", {"channel": f"@{p}", "limit": 5}) for p in people]
+        heard = yield [("chat.read_channel", {"channel": f"@{p}", "limit": 5}) for p in people]
+        yield "Here is what everyone told me:\n" + heard[:20_000]
 
 
 class ClaimCheat(ScriptedPolicy):

@@ -128,3 +128,8 @@ def dm_step(username: str, message: str) -> dict[str, Any]:
 def dm(username: str, agent: str = "jordan.lee") -> str:
     """The channel name checks use for the direct messages between the agent and `username`."""
     return "dm:" + ",".join(sorted((agent, username)))
+
+
+def conversations(coworkers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Damage allowances for talking with the task's coworkers: the agent's messages and their replies."""
+    return [{"posts": dm(c["username"]), "may": ["add"]} for c in coworkers]

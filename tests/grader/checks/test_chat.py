@@ -92,3 +92,11 @@ def test_channels_and_members(ctx):
     assert not chat.channel_exists(ctx, name="onboarding").passed
     assert chat.channel_member(ctx, channel="general", user="@ola").passed
     assert not chat.channel_member(ctx, channel="finance", user="ola").passed
+
+
+def test_people_messaged_counts_the_people_a_user_wrote_to_directly(ctx):
+    assert chat.people_messaged(ctx, user="dana", at_most=1).passed
+    too_many = chat.people_messaged(ctx, user="@dana", at_most=0)
+    assert not too_many.passed and "(raj)" in too_many.evidence
+    assert chat.people_messaged(ctx, user="ola", at_most=0).passed  # posted only in a channel
+    assert chat.people_messaged(ctx, user="dana", at_most=0, after="2025-03-06T00:00:00Z").passed

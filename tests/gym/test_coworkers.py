@@ -1,0 +1,163 @@
+"""Coworkers who answer (gym/harness/coworkers.py): the rule-based responder, and real episodes on
+the chat server where two rollouts of one task hear the same conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.errors import TaskError
+from gym.harness.coworkers import Responder, Said
+from gym.task_refs import resolve
+from gym.tasks import Coworker, load_task
+
+MANAGER = Coworker.model_validate(
+    {
+        "username": "hannah.schulz",
+        "rules": [
+            {"asks": [r"salary|pay"], "replies": ["I can't share pay in chat."]},
+            {"asks": [r"renewal|call", r"\bOceanic"], "replies": ["Friday 25 April.", "It's the 25th."]},
+        ],
+        "otherwise": ["Which customer do you mean?"],
+        "delay_calls": [1, 3],
+    }
+)
+
+
+def said(
+    message: str, *, channel: str = "dm:hannah.schulz,jordan.lee", to=("hannah.schulz",), root=""
+) -> Said:
+    return Said("p1", "c1", channel, root, "jordan.lee", message, 1, tuple(to))
+
+
+def test_the_first_rule_whose_patterns_all_match_answers():
+    responder = Responder([MANAGER], seed="acme/t")
+    assert (
+        responder.replies(said("When is the Oceanic renewal call?"), 1)[0].message in MANAGER.rules[1].replies
+    )
+    assert responder.replies(said("When is the Oceanic renewal call?"), 1)[0].rule == 1
+    # One pattern of two: asked back, not answered.
+    assert responder.replies(said("When is the renewal call?"), 1)[0].message == "Which customer do you mean?"
+    assert responder.replies(said("Oceanic's renewal call, and what is Dana's salary?"), 1)[0].rule == 0
+
+
+def test_a_dm_is_answered_in_the_dm_and_a_mention_in_a_thread_under_it():
+    responder = Responder([MANAGER], seed="acme/t")
+    assert responder.replies(said("Oceanic call?"), 1)[0].root_id == ""
+    assert responder.replies(said("@hannah.schulz Oceanic call?", channel="sales"), 1)[0].root_id == "p1"
+    assert responder.replies(said("Oceanic call?", root="r9"), 1)[0].root_id == "r9"
+    assert responder.replies(said("Oceanic call?", to=("someone.else",)), 1) == []
+
+
+@given(st.text(max_size=80), st.integers(0, 50))
+def test_replies_depend_only_on_the_task_the_person_and_the_words(message, call):
+    first = Responder([MANAGER], seed="acme/t").replies(said(message), call)[0]
+    again = Responder([MANAGER], seed="acme/t").replies(said("  " + message.upper() + " "), call)[0]
+    assert (again.message, again.due_call) == (first.message, first.due_call)
+    assert call + 1 <= first.due_call <= call + 3
+
+
+def test_other_tasks_may_phrase_and_time_it_differently():
+    replies = {
+        (r.message, r.due_call)
+        for seed in range(20)
+        for r in Responder([MANAGER], seed=f"acme/t{seed}").replies(said("Oceanic call?"), 0)
+    }
+    assert len(replies) > 2
+
+
+def test_a_bad_coworker_is_one_line_naming_the_file_and_key(tmp_path):
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "task.yaml").write_text(
+        "id: t\ntitle: T\nworld: acme\nprompt: Ask.\ncoworkers:\n"
+        "  - username: dana\n    rules: [{asks: ['(unclosed'], replies: [hi]}]\n"
+    )
+    with pytest.raises(TaskError, match=r"task.yaml: .*coworkers.*not a regex") as caught:
+        load_task(folder)
+    assert "\n" not in str(caught.value)
+
+
+# -- real episodes -------------------------------------------------------------------------------
+
+
+def conversation(trajectory) -> list[tuple]:
+    return [
+        (e["call"], e["said"]["author"], e["said"]["channel"], e["said"]["message"])
+        for e in trajectory.meta.get("coworkers", [])
+        if "said" in e
+    ]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_two_rollouts_of_a_task_hear_the_same_colleagues_and_the_reply_is_in_the_chat():
+    from gym.episode import open_episode
+    from gym.policies.cheats import PesterCheat
+    from gym.policies.oracle import OraclePolicy
+
+    [task] = resolve(["acme/ask-colleague-l1-s0"])
+    manager = task.coworkers[0]
+
+    async def play(policy, run_id):
+        async with open_episode(task, run_id=run_id) as episode:
+            trajectory = await episode.play(policy)
+            grade = await episode.grade(trajectory)
+        return trajectory, grade
+
+    async def both():
+        return [await play(OraclePolicy(task), "pytest-cw-a"), await play(OraclePolicy(task), "pytest-cw-b")]
+
+    (first, grade), (second, _) = asyncio.run(both())
+    heard = conversation(first)
+    assert [author for _, author, _, _ in heard] == [manager.username]
+    assert heard[0][3] in manager.rules[0].replies
+    assert heard == conversation(second)  # same calls, same replies, at the same call
+    # The agent read the reply through the chat tools (the oracle's last read shows it).
+    reads = [r.output for s in first.steps for r in s.results if r.name == "chat.read_channel"]
+    assert heard[0][3] in reads[-1]
+    assert grade.normalized == 1.0
+    # Asking everyone: the teammates' guesses and the manager's answer all come back, and it pays nothing.
+    pestered, pester_grade = asyncio.run(play(PesterCheat(), "pytest-cw-pester"))
+    authors = {author for _, author, _, _ in conversation(pestered)}
+    assert manager.username in authors and len(authors) >= 2
+    assert pester_grade.normalized == 0.0
+    assert re.search(
+        r"messaged \d\d people", next(i.evidence for i in pester_grade.items if i.id == "not-everyone")
+    )
+
+
+def test_pestering_is_a_cheat_only_where_someone_answers(tmp_path):
+    from gym.validate import ValidateOptions, policies_for
+
+    [with_coworkers] = resolve(["acme/ask-colleague-l0-s0"])
+    alone = with_coworkers.model_copy(update={"coworkers": []})
+    assert "cheat-pester" in policies_for(ValidateOptions(), with_coworkers)
+    assert "cheat-pester" not in policies_for(ValidateOptions(), alone)
+    assert policies_for(ValidateOptions(cheats=False), with_coworkers) == ["oracle", "null"]
+
+
+def test_a_scripted_turn_may_call_several_tools_and_reads_all_their_outputs():
+    from core.trajectory import Message
+    from gym.policies.cheats import ScriptedPolicy
+
+    seen = []
+
+    class TwoAtOnce(ScriptedPolicy):
+        def script(self, prompt, tools):
+            seen.append((yield [("read", {"path": "a"}), ("read", {"path": "b"})]))
+            yield "done"
+
+    policy = TwoAtOnce()
+    first = asyncio.run(policy.next([Message(role="user", content="go")], []))
+    assert [c.name for c in first.tool_calls] == ["read", "read"]
+    outputs = [
+        Message(role="tool", content=t, tool_call_id=c.id)
+        for t, c in zip("AB", first.tool_calls, strict=True)
+    ]
+    answer = asyncio.run(policy.next([Message(role="user", content="go"), first.message(), *outputs], []))
+    assert seen == ["A\nB"] and answer.content == "done"
