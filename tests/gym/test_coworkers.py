@@ -95,7 +95,8 @@ def conversation(trajectory) -> list[tuple]:
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_two_rollouts_of_a_task_hear_the_same_colleagues_and_the_reply_is_in_the_chat():
+def test_two_rollouts_of_a_task_hear_the_same_colleagues_on_either_chat_server(monkeypatch):
+    """One rollout on egym's chat server, one on the real Mattermost (`make mattermost`)."""
     from gym.episode import open_episode
     from gym.policies.cheats import PesterCheat
     from gym.policies.oracle import OraclePolicy
@@ -103,20 +104,26 @@ def test_two_rollouts_of_a_task_hear_the_same_colleagues_and_the_reply_is_in_the
     [task] = resolve(["acme/ask-colleague-l1-s0"])
     manager = task.coworkers[0]
 
-    async def play(policy, run_id):
+    from gym.sandbox.docker_client import CHAT_IMAGES
+
+    async def play(policy, run_id, image=CHAT_IMAGES["compat"]):
+        monkeypatch.setenv("EGYM_IMAGE", image)  # what `--chat real` sets
         async with open_episode(task, run_id=run_id) as episode:
             trajectory = await episode.play(policy)
             grade = await episode.grade(trajectory)
         return trajectory, grade
 
     async def both():
-        return [await play(OraclePolicy(task), "pytest-cw-a"), await play(OraclePolicy(task), "pytest-cw-b")]
+        return [
+            await play(OraclePolicy(task), "pytest-cw-a"),
+            await play(OraclePolicy(task), "pytest-cw-b", CHAT_IMAGES["real"]),
+        ]
 
     (first, grade), (second, _) = asyncio.run(both())
     heard = conversation(first)
     assert [author for _, author, _, _ in heard] == [manager.username]
     assert heard[0][3] in manager.rules[0].replies
-    assert heard == conversation(second)  # same calls, same replies, at the same call
+    assert heard == conversation(second)  # same calls, same replies, at the same call, on both servers
     # The agent read the reply through the chat tools (the oracle's last read shows it).
     reads = [r.output for s in first.steps for r in s.results if r.name == "chat.read_channel"]
     assert heard[0][3] in reads[-1]
