@@ -1,7 +1,7 @@
 """Coworkers who answer the agent in chat, reproducibly (the task's `coworkers:`, gym.tasks.Coworker).
 
 The clock is the agent's tool calls, not wall time: after each call the session reads what was
-said to a coworker (only after a call that posts to the chat, or a shell call) and posts
+said to a coworker (only after a chat call that posts and names one of them, or a shell call) and posts
 each reply once its delay, counted in calls, has passed. Which rule answers is decided by the
 message; which phrasing and which delay by a hash of (task, person, message), so every rollout
 of a group that says the same thing hears the same reply at the same call, and a replay of the
@@ -27,8 +27,11 @@ COWORKERS_CLI = ["/opt/egym/venv/bin/python3", "-I", "-m", "mcp_wrappers.chat.co
 TIMEOUT_S = 30
 MAX_OUTPUT_BYTES = 4 << 20
 # The calls that can say something to a coworker, after which the chat is read: the chat app's
-# posting tools and the shell (its curl). Reading, listing and searching say nothing.
-SAYING_TOOLS = re.compile(r"chat\.(post|send|reply|attach).*|bash")
+# posting tools whose arguments name one of them, and the shell (its curl, whatever it names).
+# Reading, listing and searching say nothing. A message the filter misses (a channel given by id)
+# is heard at the next read, a little late, never lost.
+POSTING_TOOLS = re.compile(r"chat\.(post|send|reply|attach).*")
+SHELL_TOOLS = ("bash",)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ class Reply:
 
 def _hash(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("\x1f".join(parts).encode()).digest()[:8], "big")
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 3)
 
 
 def _normalized(message: str) -> str:
@@ -114,6 +121,8 @@ class CoworkerSession:
         self.sandbox = sandbox
         self.responder = Responder(coworkers, seed)
         self.people = ",".join(sorted(self.responder.people))
+        # A username or a part of it ("hannah", "schulz"): how a call's arguments may name them.
+        self.names = {n for u in self.responder.people for n in (u, *u.split(".")) if len(n) >= 3}
         # Posts from before the episode (the chat files' history) are never answered.
         self.since = since_ms if since_ms is not None else int(time.time() * 1000)
         self.calls = 0
@@ -122,7 +131,13 @@ class CoworkerSession:
         self.log: list[dict[str, Any]] = []
         self.failed = False
 
-    def after_call(self, tool: str) -> None:
+    def may_say_something(self, tool: str, arguments: str) -> bool:
+        if tool in SHELL_TOOLS:
+            return True
+        text = arguments.casefold()
+        return bool(POSTING_TOOLS.fullmatch(tool)) and any(name in text for name in self.names)
+
+    def after_call(self, tool: str, arguments: str = "") -> None:
         """Advance the clock by one tool call: read what was said if the call could say something, post what is due.
 
         A failure to read or post is logged (`error`) and ends the coworkers for this episode, never the episode.
@@ -131,16 +146,20 @@ class CoworkerSession:
         if self.failed:
             return
         try:
-            if SAYING_TOOLS.fullmatch(tool):
-                for said in self._inbox():
+            if self.may_say_something(tool, arguments):
+                started = time.monotonic()
+                new = self._inbox()
+                self.log.append({"call": self.calls, "read": len(new), "seconds": _since(started)})
+                for said in new:
                     self.heard.add(said.id)
                     self.log.append({"call": self.calls, "heard": asdict(said)})
                     self.pending += self.responder.replies(said, self.calls)
             due = [r for r in self.pending if r.due_call <= self.calls]
             self.pending = [r for r in self.pending if r.due_call > self.calls]
             for reply in due:
+                started = time.monotonic()
                 self._post(reply)
-                self.log.append({"call": self.calls, "said": asdict(reply)})
+                self.log.append({"call": self.calls, "said": asdict(reply), "seconds": _since(started)})
         except SandboxError as exc:
             self.log.append({"call": self.calls, "error": str(exc)})
             self.failed = True  # silent from here on, and the log says why

@@ -203,7 +203,7 @@ class Toolbox:
         except ToolError as exc:
             output, is_error = f"Error: {exc}", True
         if self.coworkers is not None:
-            await asyncio.to_thread(self.coworkers.after_call, call.name)
+            await asyncio.to_thread(self.coworkers.after_call, call.name, call.arguments)
         return ToolResult(
             call_id=call.id,
             name=call.name,
