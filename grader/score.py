@@ -290,8 +290,28 @@ async def grade_async(
     possible = sum(max(r.points, 0) for r in final)
     final += claimed
     final += await asyncio.to_thread(_damage, rubric, probe, possible, items)
+    final += _coworkers_failed(trajectory)
     meta = {"items": len(items), "judge_calls": sum(len(r.verdicts) for r in final)}
     return aggregate(rubric, final, time.monotonic() - started, meta)
+
+
+def _coworkers_failed(trajectory: Trajectory | None) -> list[ItemResult]:
+    """An `error` item when the task's coworkers stopped answering (gym/harness/coworkers.py): what the
+    agent could not learn from them is the harness's failure, so the grade is incomplete, never wrong."""
+    log = (trajectory.meta.get("coworkers") or []) if trajectory is not None else []
+    error = next((e["error"] for e in log if "error" in e), None)
+    if error is None:
+        return []
+    return [
+        ItemResult(
+            id="coworkers",
+            description="The task's coworkers answered throughout the episode",
+            section="conversation",
+            points=0,
+            status="error",
+            error=f"the coworkers stopped answering: {error}",
+        )
+    ]
 
 
 async def _judge_within(

@@ -198,3 +198,18 @@ def test_documents_are_prefetched_in_one_go():
     result = grade(rubric, probe)
     assert sorted(probe.prefetched) == ["a.xlsx", "b.docx", "c.odt"]
     assert [i.status for i in result.items] == ["fail", "fail", "error"]  # missing documents fail
+
+
+def test_coworkers_that_stopped_answering_leave_the_grade_incomplete_not_wrong():
+    rubric = make_rubric([py_item("good", "sql.row_exists", 2, args={"query": "q"})])
+    probe = StaticProbe(sql={"q": [{"x": 1}]})
+    answered = Trajectory(task="t", policy="p", meta={"coworkers": [{"call": 1, "read": 0, "seconds": 0.1}]})
+    assert not grade(rubric, probe, answered).incomplete
+    failed = Trajectory(
+        task="t",
+        policy="p",
+        meta={"coworkers": [{"call": 2, "error": "coworkers inbox failed (exit 1): ..."}]},
+    )
+    result = grade(rubric, probe, failed)
+    assert result.incomplete and str(result) == "2/2"
+    assert "stopped answering" in next(i.error for i in result.items if i.id == "coworkers")
