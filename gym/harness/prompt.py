@@ -41,6 +41,11 @@ When the work is done, reply with a short final message (any answer you were ask
 without calling a tool."""
 
 _TEMPLATES = {"full": TEMPLATE, "compact": COMPACT_TEMPLATE}
+# Said only when the task has coworkers (gym/harness/coworkers.py), so other tasks' prompts are unchanged.
+COWORKERS_LINE = {
+    "full": "- Colleagues answer chat messages a few steps later: read the conversation again for their reply.",
+    "compact": "- Colleagues answer chat messages a few steps later.",
+}
 _ANNOTATIONS = ("description", "title", "default", "examples")
 
 
@@ -58,6 +63,8 @@ def system_prompt(task: Task, world: World, style: PromptStyle = "full") -> str:
         return task.system_prompt
     agent = world.agent
     apps = "\n".join(app_line(name, agent.chat_username, style) for name in task.apps)
+    if task.coworkers:
+        apps += "\n" + COWORKERS_LINE[style]
     return _TEMPLATES[style].format(
         name=agent.name,
         title=agent.title,

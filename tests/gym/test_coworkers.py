@@ -217,3 +217,14 @@ def test_the_chat_is_read_after_calls_that_may_address_a_coworker():
     assert session.may_say_something("bash", '{"command": "curl ..."}')
     assert not session.may_say_something("chat.send_direct_message", '{"username": "raj.patel"}')
     assert not session.may_say_something("chat.read_channel", '{"channel": "@hannah.schulz"}')
+
+
+@pytest.mark.parametrize("style", ["full", "compact"])
+def test_the_system_prompt_says_colleagues_answer_only_where_they_do(style):
+    from gym.harness.prompt import COWORKERS_LINE, system_prompt
+    from gym.tasks import world_of
+
+    [task] = resolve(["acme/ask-colleague-l0-s0"])
+    alone = task.model_copy(update={"coworkers": []})
+    assert COWORKERS_LINE[style] in system_prompt(task, world_of(task), style)
+    assert "Colleagues" not in system_prompt(alone, world_of(task), style)
