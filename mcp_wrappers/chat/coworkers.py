@@ -7,7 +7,8 @@ their replies as themselves, through API v4 alone, so it works on both chat serv
 
     inbox --people dana.lee,raj.patel --since MS
         prints one JSON list: every post after MS (epoch ms) not written by those people, in a
-        direct or group channel one of them belongs to, or naming one of them with @ anywhere:
+        direct or group channel one of them belongs to, or naming with @ one of them who is in
+        the channel (a mention of someone outside a channel reaches no one, as in Mattermost):
         [{"id", "channel_id", "channel", "root_id", "user", "message", "create_at", "to": [usernames]}]
     post --as dana.lee --channel ID [--root ID] --message TEXT
         posts as that person (a personal access token created and revoked around the post),
@@ -43,26 +44,28 @@ def inbox(client: MattermostClient, people: list[str], since: int) -> list[dict[
         channels.update((c.id, c) for c in client.user_channels(ids[person]))
     found = []
     for channel in channels.values():
-        members: list[str] = []
-        if channel.type in ("D", "G"):
-            members = [
-                users[m.user_id].username for m in client.channel_members(channel.id) if m.user_id in users
-            ]
-        addressed_by_membership = [p for p in people if p in members]
         batch = client.get(f"/channels/{channel.id}/posts", since=since, per_page=PER_PAGE)
+        if not batch.get("order"):
+            continue
+        # Who is in the channel: a mention of someone outside it reaches no one (as in Mattermost).
+        members = [
+            users[m.user_id].username for m in client.channel_members(channel.id) if m.user_id in users
+        ]
+        direct = channel.type in ("D", "G")
         for post_id in batch.get("order", []):
             post = batch["posts"][post_id]
             author = users[post["user_id"]].username if post["user_id"] in users else post["user_id"]
             if post["create_at"] <= since or author in people or post.get("type", "").startswith("system_"):
                 continue
-            to = sorted(set(addressed_by_membership) | set(_mentioned(post["message"], people)))
+            named = set(_mentioned(post["message"], people))
+            to = sorted(p for p in people if p in members and (direct or p in named))
             if not to:
                 continue
             found.append(
                 {
                     "id": post["id"],
                     "channel_id": channel.id,
-                    "channel": "dm:" + ",".join(sorted(members)) if members else channel.name,
+                    "channel": "dm:" + ",".join(sorted(members)) if direct else channel.name,
                     "root_id": post.get("root_id") or "",
                     "user": author,
                     "message": post["message"],
