@@ -35,9 +35,12 @@ def _warn(file: str, path: str, message: str) -> Problem:
 
 def _matches_text(item: PythonItem, rubric: Rubric) -> bool:
     try:
-        return bool(getattr(resolve(item.check, near=rubric.path), "__egym_matches_text__", False))
+        marked = getattr(resolve(item.check, near=rubric.path), "__egym_matches_text__", False)
     except Exception:  # noqa: BLE001 - an unknown check is reported by the main lint
         return False
+    if isinstance(marked, tuple):  # matches text only through these arguments (grader.checks.base)
+        return any(item.args.get(name) is not None for name in marked)
+    return bool(marked)
 
 
 def imprecise_answers(rubric: Rubric, file: str) -> list[Problem]:

@@ -79,14 +79,20 @@ def reads_sql(query: str = "query", params: str = "params") -> Callable[[Callabl
     return mark
 
 
-def matches_agent_text(fn: Callable) -> Callable:
+def matches_agent_text(fn: Callable | None = None, *, when: tuple[str, ...] = ()) -> Callable:
     """Mark a check that passes on text the agent wrote matching a pattern (an answer, a post).
 
     Such a check has no precision: an answer that lists every candidate passes it. `egym lint`
     warns when a rubric rewards one (points > 0) and asks for a `claims.stated` item instead.
+    `when`: the arguments that carry the pattern, for a check that also matches other things; an
+    item giving none of them matches no text (`mail.sent` to someone with a workspace file attached).
     """
-    fn.__egym_matches_text__ = True  # type: ignore[attr-defined]
-    return fn
+
+    def mark(check: Callable) -> Callable:
+        check.__egym_matches_text__ = when or True  # type: ignore[attr-defined]
+        return check
+
+    return mark(fn) if fn is not None else mark
 
 
 def _number(value: Any) -> float | None:

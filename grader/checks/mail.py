@@ -63,7 +63,7 @@ def _shown(m: MailMessage) -> str:
     return f"{m.sender} -> {', '.join(m.recipients)}: {brief(m.subject, 60)!r}"
 
 
-@matches_agent_text
+@matches_agent_text(when=("subject", "text", "regex"))
 def sent(
     ctx: CheckContext,
     *,

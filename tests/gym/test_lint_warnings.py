@@ -114,6 +114,13 @@ def test_an_answer_rewarded_for_matching_text_is_warned_to_become_a_claim(tmp_pa
     ]
 
 
+def test_a_mail_sent_item_is_imprecise_only_when_it_matches_text(tmp_path):
+    attached = _item(check="mail.sent", args={"to": "lena@client.example", "attachment_of": "quote.xlsx"})
+    assert not [w for w in _warnings(tmp_path / "a", attached, imprecise=True) if IMPRECISE in w]
+    worded = _item(check="mail.sent", args={"to": "lena@client.example", "regex": "EUR 4,200"})
+    assert [w for w in _warnings(tmp_path / "b", worded, imprecise=True) if IMPRECISE in w]
+
+
 def _task_yaml(tmp_path: Path, body: str) -> Path:
     folder = tmp_path / "tasks" / "acme" / "t"
     folder.mkdir(parents=True)
