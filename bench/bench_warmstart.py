@@ -109,6 +109,8 @@ class Stages:
         started = time.perf_counter()
         code = subprocess.run(argv, cwd=ROOT).returncode
         seconds = time.perf_counter() - started
+        if code != 0:  # not journalled: the next run does it again
+            sys.exit(f"{name} failed (exit {code}); the stages before it are kept, rerun to go on")
         result = {"seconds": round(seconds, 1), "exit_code": code}
         if then is not None:
             result |= then()

@@ -18,7 +18,6 @@ and every deterministic item is graded as usual.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import re
@@ -28,8 +27,8 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
+from core.content_cache import ContentCache, content_key
 from core.errors import JudgeError
-from core.files import write_text_atomic
 from core.strict import StrictModel
 from grader.grade import Verdict
 from grader.rubric import JudgeItem, Panel, Scale
@@ -177,6 +176,7 @@ class Judge:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: Any = None  # openai.AsyncOpenAI, imported on first use (it takes ~1 s)
         self._semaphore: asyncio.Semaphore | None = None
+        self.cache = ContentCache(self.config.cache_dir)
         self.calls = 0  # requests actually sent (cache misses), for tests and benchmarks
 
     def models(self, panel: Panel | None) -> list[str]:
@@ -254,8 +254,8 @@ class Judge:
                 "json_schema": {"name": "verdict", "strict": True, "schema": verdict_schema(item.scale)},
             },
         }
-        key = hashlib.sha256(json.dumps({**request, "sample": sample}, sort_keys=True).encode()).hexdigest()
-        cached = self._cache_get(key)
+        key = content_key({**request, "sample": sample})
+        cached = self.cache.get(key)
         if cached is not None:
             return Verdict(
                 model=model,
@@ -269,7 +269,7 @@ class Judge:
             data, score = await self._call(request, item)
         except JudgeError as exc:
             return Verdict(model=model, sample=sample, error=str(exc))
-        self._cache_put(
+        self.cache.put(
             key, {"verdict": data["verdict"], "reason": str(data.get("reason", "")), "score": score}
         )
         return Verdict(
@@ -347,26 +347,6 @@ class Judge:
         except Exception as exc:  # noqa: BLE001 - a local model that fails is a judge error
             raise JudgeError(f"local judge '{name}': {exc}") from None
         return content, None
-
-    def _cache_path(self, key: str) -> Path | None:
-        return self.config.cache_dir / key[:2] / f"{key}.json" if self.config.cache_dir else None
-
-    def _cache_get(self, key: str) -> dict[str, Any] | None:
-        path = self._cache_path(key)
-        try:
-            return json.loads(path.read_text()) if path else None
-        except (OSError, ValueError):
-            return None
-
-    def _cache_put(self, key: str, value: dict[str, Any]) -> None:
-        path = self._cache_path(key)
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(path, json.dumps(value))
-        except OSError:
-            pass  # a read-only cache only costs money, never correctness
 
 
 def _short(text: str | None, limit: int = 200) -> str:

@@ -7,7 +7,8 @@ task's *current* rubric; the evidence about what the agent said (final answer,
 transcript) comes from the stored trajectory.
 
 Limits: tools whose effect depends on time or on injected faults may not
-reproduce exactly; replay runs with faults off.
+reproduce exactly; replay runs with faults off. Coworkers answer the replayed calls as they did
+the original ones; replies a model reworded come from the trajectory (seeded into the cache).
 """
 
 from __future__ import annotations
@@ -48,9 +49,15 @@ async def replay_and_grade(
     """A fresh sandbox, the recorded turns replayed in it, then graded; returns (Grade, replayed Trajectory)."""
     from gym.episode import open_episode
     from gym.harness.config import HarnessConfig
+    from gym.harness.coworker_model import CoworkerModel, CoworkerModelConfig
 
+    coworkers = CoworkerModelConfig(**trajectory.meta.get("coworker_model", {}))
+    if coworkers.mode != "rules":
+        CoworkerModel(coworkers).seed_cache(trajectory.meta.get("coworkers", []))
     config = HarnessConfig(
-        max_turns=len(trajectory.steps) + 1, time_limit_s=max(task.limits.time_limit_s, 3600)
+        max_turns=len(trajectory.steps) + 1,
+        time_limit_s=max(task.limits.time_limit_s, 3600),
+        coworkers=coworkers,
     )
     async with open_episode(task, run_id="regrade") as episode:
         replayed = await episode.play(ReplayPolicy(trajectory), config)

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError, field_validator
 from core.errors import ConfigError
 from core.strict import StrictModel
 from core.validation import describe_validation_error
+from gym.harness.coworker_model import CoworkerModelConfig
 from gym.harness.prompt import PromptStyle
 from gym.tasks import MAX_TURNS, TIME_LIMIT_S, TOOL_TIMEOUT_S, Limits, Task
 
@@ -77,6 +78,10 @@ class HarnessConfig(StrictModel, allow_inf_nan=False):
     )
     context: ContextConfig = Field(default_factory=ContextConfig)
     faults: FaultConfig = Field(default_factory=FaultConfig)
+    coworkers: CoworkerModelConfig = Field(
+        default_factory=CoworkerModelConfig,
+        description="Whether a model rewords the coworkers' replies (docs/coworkers.md); the rules decide them.",
+    )
     prompt: PromptStyle = Field(
         "full",
         description="'compact': a short system prompt and tool list (each tool's first clause and required "

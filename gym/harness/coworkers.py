@@ -7,6 +7,7 @@ message; which phrasing and which delay by a hash of (task, person, message), so
 of a group that says the same thing hears the same reply at the same call, and a replay of the
 same calls hears them again. The rules stay here on the host; in the sandbox a small CLI
 (mcp_wrappers.chat.coworkers, run as the grader) reads the chat and posts as the person.
+A model may put the rules' replies in the person's own words (gym/harness/coworker_model.py).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from core.errors import SandboxError
+from gym.harness.coworker_model import CoworkerModel, CoworkerModelError
 from gym.sandbox.base import Sandbox
 from gym.tasks import Coworker
 
@@ -58,6 +60,12 @@ class Reply:
     rule: int | None  # the index of the rule that answered; None: no rule matched (`otherwise`)
     answers: str  # the id of the post it answers
     due_call: int
+    source: str = "rules"  # whose words: the rule's, or the coworkers' model's (its details below)
+    key: str = ""
+    cached: bool = False
+    model_text: str = ""
+    rejected: str = ""
+    word_seconds: float = 0.0
 
 
 def _hash(*parts: str) -> int:
@@ -116,10 +124,19 @@ class CoworkerSession:
     """One episode's coworkers, bound to its sandbox. `log` is what was heard and said, for the trajectory."""
 
     def __init__(
-        self, sandbox: Sandbox, coworkers: list[Coworker], seed: str, *, since_ms: int | None = None
+        self,
+        sandbox: Sandbox,
+        coworkers: list[Coworker],
+        seed: str,
+        *,
+        since_ms: int | None = None,
+        model: CoworkerModel | None = None,
     ):
         self.sandbox = sandbox
         self.responder = Responder(coworkers, seed)
+        self.model = model
+        # What each person and the agent said in each conversation, for the model's context.
+        self.history: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self.people = ",".join(sorted(self.responder.people))
         # A username or a part of it ("hannah", "schulz"): how a call's arguments may name them.
         self.names = {n for u in self.responder.people for n in (u, *u.split(".")) if len(n) >= 3}
@@ -153,16 +170,36 @@ class CoworkerSession:
                 for said in new:
                     self.heard.add(said.id)
                     self.log.append({"call": self.calls, "heard": asdict(said)})
-                    self.pending += self.responder.replies(said, self.calls)
+                    self.pending += [self._worded(r, said) for r in self.responder.replies(said, self.calls)]
             due = [r for r in self.pending if r.due_call <= self.calls]
             self.pending = [r for r in self.pending if r.due_call > self.calls]
             for reply in due:
                 started = time.monotonic()
                 self._post(reply)
                 self.log.append({"call": self.calls, "said": asdict(reply), "seconds": _since(started)})
-        except SandboxError as exc:
+        except (SandboxError, CoworkerModelError) as exc:
             self.log.append({"call": self.calls, "error": str(exc)})
             self.failed = True  # silent from here on, and the log says why
+
+    def _worded(self, reply: Reply, said: Said) -> Reply:
+        """The reply in the person's own words when a model rewords it; the conversation remembered."""
+        history = self.history.setdefault((reply.author, reply.channel_id), [])
+        if self.model is not None and self.model.rewords(reply.rule is not None):
+            started = time.monotonic()
+            person = self.responder.people[reply.author]
+            worded = self.model.word(person, self.responder.seed, reply.message, said.message, history)
+            reply = replace(
+                reply,
+                message=worded.message,
+                source=worded.source,
+                key=worded.key,
+                cached=worded.cached,
+                model_text=worded.model_text,
+                rejected=worded.rejected,
+                word_seconds=_since(started),
+            )
+        history += [("agent", said.message), ("coworker", reply.message)]
+        return reply
 
     def _inbox(self) -> list[Said]:
         found = self._run(["inbox", "--people", self.people, "--since", str(self.since)])

@@ -85,6 +85,8 @@ async def run_episode(
             trajectory.meta["todos"] = [item.model_dump() for item in toolbox.env.todos]
             if toolbox.coworkers is not None:
                 trajectory.meta["coworkers"] = toolbox.coworkers.log
+                if toolbox.coworkers.model is not None:
+                    trajectory.meta["coworker_model"] = toolbox.coworkers.model.describe()
     except Exception as exc:  # noqa: BLE001 - an episode that breaks is recorded, never raised to the batch
         message = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:2000]
         trajectory.meta["traceback"] = traceback.format_exc()[-4000:]

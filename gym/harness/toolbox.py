@@ -27,6 +27,7 @@ import mcp_types
 from core.trajectory import ToolCall, ToolResult
 from gym.harness.builtin_tools import BUILTIN_TOOLS, ToolEnv
 from gym.harness.config import HarnessConfig
+from gym.harness.coworker_model import coworker_model
 from gym.harness.coworkers import CoworkerSession
 from gym.harness.faults import FaultInjector
 from gym.harness.fileops import FileOps
@@ -174,7 +175,11 @@ class Toolbox:
                 stack.push_async_callback(server.close)
                 mcp_tools.update({tool.schema["function"]["name"]: tool for tool in await server.tools()})
             # Seeded by the task: every rollout of a group meets the same colleagues.
-            coworkers = CoworkerSession(sandbox, task.coworkers, task.key) if task.coworkers else None
+            coworkers = (
+                CoworkerSession(sandbox, task.coworkers, task.key, model=coworker_model(config.coworkers))
+                if task.coworkers
+                else None
+            )
             yield cls(
                 env, servers, mcp_tools, FaultInjector(config.faults), config.output_cap_chars, coworkers
             )
