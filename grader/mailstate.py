@@ -44,7 +44,15 @@ class MailMessage(StrictModel):
 class MailSnapshot(StrictModel):
     domains: list[str] = Field(default_factory=list, description="The company's mail domains.")
     messages: list[MailMessage] = Field(default_factory=list)
-    journal: list[MailMessage] = Field(default_factory=list, description="Every message submitted.")
+    agent: str = Field("", description="The agent's own address.")
+    journal: list[MailMessage] = Field(
+        default_factory=list, description="Every message submitted, the coworkers' replies included."
+    )
+
+    @property
+    def sent(self) -> list[MailMessage]:
+        """What the agent submitted (coworkers answer through the same servers: their mail is not the agent's)."""
+        return [m for m in self.journal if not self.agent or same_address(m.sender, self.agent)]
 
     def sent_by(self, sender: str) -> list[MailMessage]:
         """What `sender` (an address, or the part before the @) submitted, oldest first."""

@@ -173,8 +173,12 @@ class Coworker(StrictModel, allow_inf_nan=False):
     """
 
     username: str = Field(min_length=1, description="Their chat username.")
+    email: str = Field(
+        "", description="Their mail address: they also answer mail sent there (tasks with the mail app)."
+    )
     persona: str = Field(
-        "", description="Who they are, for a model that rewords their replies: 'the account manager for Globex'."
+        "",
+        description="Who they are, for a model that rewords their replies: 'the account manager for Globex'.",
     )
     rules: list[CoworkerRule] = Field(
         default_factory=list, description="Tried in order; the first that matches answers."

@@ -176,7 +176,13 @@ class Toolbox:
                 mcp_tools.update({tool.schema["function"]["name"]: tool for tool in await server.tools()})
             # Seeded by the task: every rollout of a group meets the same colleagues.
             coworkers = (
-                CoworkerSession(sandbox, task.coworkers, task.key, model=coworker_model(config.coworkers))
+                CoworkerSession(
+                    sandbox,
+                    task.coworkers,
+                    task.key,
+                    apps=tuple(task.apps),
+                    model=coworker_model(config.coworkers),
+                )
                 if task.coworkers
                 else None
             )

@@ -81,7 +81,13 @@ def snapshot() -> dict[str, Any]:
     settle()
     listing = json.loads(ACCOUNTS_FILE.read_text())
     addresses = [a["address"].lower() for a in listing["accounts"]]
-    return {"domains": listing["domains"], "messages": mailboxes(addresses), "journal": journal()}
+    agent = next((a["address"].lower() for a in listing["accounts"] if a.get("agent")), "")
+    return {
+        "domains": listing["domains"],
+        "agent": agent,
+        "messages": mailboxes(addresses),
+        "journal": journal(),
+    }
 
 
 def main() -> int:

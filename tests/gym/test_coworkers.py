@@ -209,14 +209,50 @@ def test_the_chat_is_read_after_calls_that_may_address_a_coworker():
     from gym.harness.coworkers import CoworkerSession
 
     session = CoworkerSession(sandbox=None, coworkers=[MANAGER], seed="acme/t")
-    assert session.may_say_something("chat.send_direct_message", '{"username": "hannah.schulz"}')
+    assert session.may_say_something("chat.send_direct_message", '{"username": "hannah.schulz"}') == ["chat"]
     assert session.may_say_something("chat.send_direct_message", '{"username": "Hannah Schulz"}')
     assert session.may_say_something(
         "chat.post_message", '{"channel": "sales", "message": "@hannah.schulz?"}'
     )
-    assert session.may_say_something("bash", '{"command": "curl ..."}')
+    assert session.may_say_something("bash", '{"command": "curl ..."}') == ["chat"]
     assert not session.may_say_something("chat.send_direct_message", '{"username": "raj.patel"}')
     assert not session.may_say_something("chat.read_channel", '{"channel": "@hannah.schulz"}')
+    assert not session.may_say_something("mail.send_message", '{"to": "hannah.schulz@acme.example"}')
+
+
+def test_mail_is_read_after_mail_is_sent_where_a_coworker_has_an_address():
+    from gym.harness.coworkers import CoworkerSession
+
+    both = MANAGER.model_copy(update={"email": "hannah.schulz@acme.example"})
+    session = CoworkerSession(sandbox=None, coworkers=[both], seed="acme/t", apps=("db", "chat", "mail"))
+    assert session.may_say_something("mail.reply", '{"message": "INBOX/3"}') == ["mail"]  # names no one
+    assert session.may_say_something("bash", '{"command": "python3 ..."}') == ["chat", "mail"]
+    assert not session.may_say_something("mail.list_messages", '{"folder": "INBOX"}')
+    chat_only = CoworkerSession(sandbox=None, coworkers=[both], seed="acme/t", apps=("db", "chat"))
+    assert chat_only.may_say_something("mail.reply", "{}") == []
+    mail_only = CoworkerSession(sandbox=None, coworkers=[both], seed="acme/t", apps=("mail",))
+    assert mail_only.may_say_something("bash", "{}") == ["mail"]
+
+
+def test_a_mail_is_answered_by_mail_in_its_thread():
+    said = Said(
+        "<m1@acme.example>",
+        "hannah.schulz@acme.example",
+        "mail:hannah.schulz@acme.example",
+        "<root@acme.example>",
+        "jordan.lee@acme.example",
+        "Subject: Oceanic call\n\nWhen is it?",
+        1,
+        ("hannah.schulz",),
+        "Oceanic call",
+    )
+    [reply] = Responder([MANAGER], seed="acme/t").replies(said, 1)
+    assert (reply.reply_to, reply.subject, reply.root_id) == (
+        "jordan.lee@acme.example",
+        "Re: Oceanic call",
+        "<root@acme.example>",
+    )
+    assert reply.message in MANAGER.rules[1].replies
 
 
 @pytest.mark.parametrize("style", ["full", "compact"])
@@ -228,3 +264,56 @@ def test_the_system_prompt_says_colleagues_answer_only_where_they_do(style):
     alone = task.model_copy(update={"coworkers": []})
     assert COWORKERS_LINE[style] in system_prompt(task, world_of(task), style)
     assert "Colleagues" not in system_prompt(alone, world_of(task), style)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_coworker_with_an_address_answers_mail_by_mail_and_a_replay_hears_the_same():
+    from gym.episode import open_episode
+    from gym.policies.cheats import ScriptedPolicy
+    from gym.regrade import replay_and_grade
+
+    [task] = resolve(["acme/mail-approval-l0-s0"])
+    colleague = Coworker(
+        username="tobias.klein",
+        email="tobias.klein@acme-analytics.com",
+        rules=[{"asks": [r"budget"], "replies": ["The Q3 training budget is 41,500 EUR."]}],
+        delay_calls=(1, 1),
+    )
+    task = task.model_copy(update={"coworkers": [colleague]})
+
+    class AskByMail(ScriptedPolicy):
+        def script(self, prompt, tools):
+            yield (
+                "mail.send_message",
+                {
+                    "to": [colleague.email],
+                    "subject": "Q3 training budget",
+                    "body": "Hi Tobias, what is the Q3 training budget?",
+                },
+            )
+            yield "mail.list_messages", {"folder": "INBOX", "limit": 3}  # the reply is posted after this call
+            self.inbox = yield "mail.list_messages", {"folder": "INBOX", "limit": 3}
+            yield "asked"
+
+    async def play():
+        async with open_episode(task, run_id="pytest-cw-mail") as episode:
+            policy = AskByMail()
+            return await episode.play(policy), policy
+
+    first, policy = asyncio.run(play())
+    log = first.meta["coworkers"]
+    [heard] = [e["heard"] for e in log if "heard" in e]
+    assert (heard["channel"], heard["to"], heard["subject"]) == (
+        f"mail:{colleague.email}",
+        ("tobias.klein",),
+        "Q3 training budget",
+    )
+    [said] = [e for e in log if "said" in e]
+    assert said["call"] == 2 and said["said"]["reply_to"] == "jordan.lee@acme-analytics.com"
+    assert "Re: Q3 training budget" in policy.inbox and "Tobias Klein" in policy.inbox
+    assert not any("error" in e for e in log)
+    _, replayed = asyncio.run(replay_and_grade(task, first))
+    assert [e["said"]["message"] for e in replayed.meta["coworkers"] if "said" in e] == [
+        said["said"]["message"]
+    ]

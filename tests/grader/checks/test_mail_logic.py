@@ -72,6 +72,20 @@ def test_not_sent_and_nothing_sent_outside_see_the_journal():
     assert mail.nothing_sent_outside(c, allow=["lena@client.example"])
 
 
+def test_a_coworkers_reply_in_the_journal_is_not_the_agents_mail():
+    reply = {
+        "from": "raj@acme.example",
+        "to": ["dana@acme.example"],
+        "subject": "Re: Q1",
+        "body": "Friday 25 April.",
+    }
+    snapshot = {**SNAPSHOT, "agent": "dana@acme.example", "journal": [*SNAPSHOT["journal"], reply]}
+    c = CheckContext(StaticProbe(mail=snapshot))
+    assert not mail.sent(c, text="Friday") and mail.not_sent(c, regex="25 April")
+    assert "of 1 sent" in mail.sent(c, to="ola").evidence
+    assert mail.sent(c, text="EUR 4,200")  # the agent's own message still counts
+
+
 def test_filed_finds_the_message_in_its_folder_and_says_where_it_is_otherwise():
     c = ctx()
     assert mail.filed(c, account="dana", folder="archive", subject="accruals")
