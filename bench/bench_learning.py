@@ -36,12 +36,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_bands import HARNESS  # noqa: E402
 from bench.bench_bands import WORK as BANDS  # noqa: E402
-from bench.bench_warmstart import ACME, EGYM, STEP_KEYS, Stages, held_out_ids, level0  # noqa: E402
+from bench.bench_warmstart import ACME, EGYM, STEP_KEYS, Stages, compare_runs, held_out_ids, level0  # noqa: E402
 from bench.common import write  # noqa: E402
-from gym.batch import paired  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
-from gym.store import Store  # noqa: E402
 from trainer.checkpoint import list_checkpoints  # noqa: E402
 
 WORK = ROOT / ".egym" / "bench-learning"
@@ -87,26 +85,6 @@ def evaluate(stages: Stages, name: str, model: Path, episodes: list[str], seed: 
         + ["--concurrency", "4", "--run", run, "--store", str(STORE)],
     )
     return run
-
-
-def compare(before: str, after: str) -> dict:
-    store = Store(str(STORE))
-    runs = [paired.outcomes(store.list_rollouts(run)) for run in (before, after)]
-    store.close()
-    result = paired.compare(*runs)
-    if result is None:
-        return {"episodes": 0}
-    return {
-        "tasks": result.tasks,
-        "episodes": result.episodes,
-        "pass_before": round(result.pass_a, 4),
-        "pass_after": round(result.pass_b, 4),
-        "difference": round(result.difference, 4),
-        "difference_95_families_resampled": [round(x, 4) for x in result.interval],
-        "gained": result.only_b,
-        "lost": result.only_a,
-        "mcnemar_p": round(result.mcnemar_p, 4),
-    }
 
 
 def grpo(stages: Stages, seed: int, refs: list[str]) -> Path:
@@ -195,7 +173,9 @@ def report(stages: Stages, parts: dict[str, list[str]], complete: bool) -> None:
     }
     done = {name: run for name, run in runs.items() if run in stages.done}
     against_sft = {
-        name: compare(done["sft"], run) for name, run in done.items() if name != "sft" and "sft" in done
+        name: compare_runs(STORE, done["sft"], run)
+        for name, run in done.items()
+        if name != "sft" and "sft" in done
     }
     gains = [against_sft[f"grpo-s{s}"]["difference"] for s in range(3) if f"grpo-s{s}" in against_sft]
     write(

@@ -175,17 +175,20 @@ def evaluate(stages: Stages, name: str, model: str, parts: dict[str, list[str]],
     return {"seconds": timing["seconds"], "exit_code": timing["exit_code"], **scores()}
 
 
-def paired(before: str, after: str) -> dict:
-    """The two models on the same held-out episodes, episode by episode (gym.batch.paired): how many
-    each alone passed, the exact McNemar p-value, and the difference with families resampled."""
-    store = Store(str(WORK / "runs.db"))
-    runs = [paired_runs.outcomes(store.list_rollouts(f"warmstart-{name}")) for name in (before, after)]
+def compare_runs(store_path: Path, before: str, after: str) -> dict:
+    """Two stored runs on the same held-out episodes, episode by episode (gym.batch.paired): pass@1 of
+    each, how many each alone passed, the exact McNemar p-value, and the difference with families resampled."""
+    store = Store(str(store_path))
+    runs = [paired_runs.outcomes(store.list_rollouts(run)) for run in (before, after)]
     store.close()
     result = paired_runs.compare(*runs)
     if result is None:
         return {"episodes": 0}
     return {
+        "tasks": result.tasks,
         "episodes": result.episodes,
+        "pass_before": round(result.pass_a, 4),
+        "pass_after": round(result.pass_b, 4),
         "both_passed": result.both,
         "gained": result.only_b,
         "lost": result.only_a,
@@ -193,6 +196,10 @@ def paired(before: str, after: str) -> dict:
         "difference": round(result.difference, 4),
         "difference_95_families_resampled": [round(x, 4) for x in result.interval],
     }
+
+
+def paired(before: str, after: str) -> dict:
+    return compare_runs(WORK / "runs.db", f"warmstart-{before}", f"warmstart-{after}")
 
 
 STEP_KEYS = (
