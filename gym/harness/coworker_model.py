@@ -33,7 +33,7 @@ from gym.tasks import Coworker
 Mode = Literal["rules", "otherwise", "paraphrase"]
 
 SYSTEM = (
-    "You are {name}, {persona}, writing in the company's work chat to a colleague. Rewrite the reply "
+    "You are {name}, {persona}, writing to a colleague in the company's chat or e-mail. Rewrite the reply "
     "you are given in your own words, as a short and natural chat message (one or two sentences) that fits "
     "the colleague's message. Keep every fact of the reply exactly (names, numbers, dates, addresses) and "
     "add none: no new names, numbers, dates, promises or opinions. Write only the message."
