@@ -135,9 +135,7 @@ def nothing_sent_outside(ctx: CheckContext, *, allow: list[str] | None = None) -
         if not snap.inside(r) and not any(same_address(r, a) for a in allowed)
     ]
     if not outside:
-        return CheckResult(
-            True, f"{len(snap.sent)} message(s) sent, none outside {', '.join(snap.domains)}"
-        )
+        return CheckResult(True, f"{len(snap.sent)} message(s) sent, none outside {', '.join(snap.domains)}")
     message, address = outside[0]
     return CheckResult(False, f"{len(outside)} outside recipient(s), e.g. {address} of {_shown(message)}")
 
