@@ -100,6 +100,17 @@ def by_id(world, table: str) -> dict[int, dict[str, Any]]:
     return {row["id"]: row for row in world[table].dicts()}
 
 
+def item(
+    item_id: str, description: str, ref: str, args: dict[str, Any], points: int, section: str, **extra
+) -> dict[str, Any]:
+    """A rubric item running `ref`: a built-in (`sql.value_equals`) or a name in rubrics.acme.checks.
+    A penalty passes `reason=`: why it holds on the untouched state."""
+    reason = extra.pop("reason", None)
+    out = {"id": item_id, "description": description, "points": points, "kind": "python", "section": section}
+    out |= {"check": ref if "." in ref else f"rubrics.acme.checks:{ref}", "args": args, **extra}
+    return out | ({"baseline_ok": True, "baseline_reason": reason} if reason else {})
+
+
 def state(item_id: str, description: str, query: str, expected: Any, points: int = 3) -> dict[str, Any]:
     """The database holds `expected` (the first column of the query's first row)."""
     return {

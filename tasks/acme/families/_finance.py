@@ -88,17 +88,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def check(
-    item_id: str, description: str, ref: str, args: dict[str, Any], points: int, section: str, **extra
-) -> dict[str, Any]:
-    """A rubric item running `ref`: a built-in (`documents.cell_value`) or a name in rubrics.acme.checks.
-    A penalty passes `reason=`: why it holds on the untouched state."""
-    reason = extra.pop("reason", None)
-    item = {"id": item_id, "description": description, "points": points, "kind": "python", "section": section}
-    item |= {"check": ref if "." in ref else f"rubrics.acme.checks:{ref}", "args": args, **extra}
-    return item | ({"baseline_ok": True, "baseline_reason": reason} if reason else {})
-
-
 def expense_category_kind(world) -> dict[str, Any]:
     """The expense categories as a claim kind; 'other' only as a label gives it ("category: other"),
     bare it is any answer's word."""

@@ -103,17 +103,6 @@ def department_names(world) -> dict[str, Any]:
     return {"values": entries}
 
 
-def item(
-    item_id: str, description: str, ref: str, args: dict[str, Any], points: int, section: str, **extra
-) -> dict[str, Any]:
-    """A rubric item running `ref`: a built-in (`sql.value_equals`) or a name in rubrics.acme.checks.
-    A penalty passes `reason=`: why it holds on the untouched state."""
-    reason = extra.pop("reason", None)
-    out = {"id": item_id, "description": description, "points": points, "kind": "python", "section": section}
-    out |= {"check": ref if "." in ref else f"rubrics.acme.checks:{ref}", "args": args, **extra}
-    return out | ({"baseline_ok": True, "baseline_reason": reason} if reason else {})
-
-
 def post(channel: str, user: str, message: str, when: str = ASKED_AT) -> dict[str, Any]:
     """One post of an overlay chat file (a channel name, or dm:a,b)."""
     return {"channel": channel, "user": user, "create_at": when, "message": message}

@@ -17,11 +17,12 @@ from families._common import (
     dm_step,
     execute_step,
     full_name,
+    item,
     quoted,
     sql_step,
     stated,
 )
-from families._people import AGENT, active, iso, item, people
+from families._people import AGENT, active, iso, people
 from families.time_off_approval import DECISION, GRANT, KINDS, _free_span, _insert, _where
 from gym.families import Instance
 

@@ -6,8 +6,8 @@ import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import LIMITS_L1, MONTHS, by_id, quoted, sql_step, stated
-from families._finance import LIMITS_L2, check, eur, month_after, xlsx_bytes
+from families._common import LIMITS_L1, MONTHS, by_id, item, quoted, sql_step, stated
+from families._finance import LIMITS_L2, eur, month_after, xlsx_bytes
 from gym.families import Instance
 
 TITLE = "Expense actuals against the budget"
@@ -113,7 +113,7 @@ def generate(world, rng, level: int) -> Instance:
         ),
         files={path: xlsx_bytes({"Budget": rows, "Notes": notes})},
         rubric_items=[
-            check(
+            item(
                 f"actual-{c}",
                 f"{label} Actual for {c} is {cats.get(c, Decimal(0))} (cell C{r})",
                 "documents.cell_value",
@@ -124,7 +124,7 @@ def generate(world, rng, level: int) -> Instance:
             for r, c in enumerate(CATEGORIES, 2)
         ]
         + [
-            check(
+            item(
                 "total",
                 f"The Total row's actual is {total}, computed by its SUM formula",
                 "labelled_total",
@@ -132,7 +132,7 @@ def generate(world, rng, level: int) -> Instance:
                 3,
                 "totals",
             ),
-            check(
+            item(
                 "formulas-kept",
                 "Penalty: the variance formulas (columns D and E) were overwritten",
                 "formulas_kept",
@@ -141,7 +141,7 @@ def generate(world, rng, level: int) -> Instance:
                 "penalties",
                 reason="A penalty: it holds until the agent replaces the formulas.",
             ),
-            check(
+            item(
                 "budget-kept",
                 "Penalty: the budget column was changed",
                 "labelled_total",

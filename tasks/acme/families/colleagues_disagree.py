@@ -32,11 +32,12 @@ from families._common import (
     dm_step,
     execute_step,
     full_name,
+    item,
     quoted,
     sql_step,
     stated,
 )
-from families._people import AGENT, TODAY, active, head_of, iso, item, me, people, post
+from families._people import AGENT, TODAY, active, head_of, iso, me, people, post
 from families.policy_lookup import EXPENSE, _facts
 from gym.families import Instance
 

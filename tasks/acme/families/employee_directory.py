@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from families._common import LIMITS_L0, LIMITS_L1, full_name, quoted, sql_step, stated
-from families._people import CHANNELS, OFFICE, active, departments, item, people, usernames
+from families._common import LIMITS_L0, LIMITS_L1, full_name, item, quoted, sql_step, stated
+from families._people import CHANNELS, OFFICE, active, departments, people, usernames
 from gym.families import Instance
 
 TITLE = "Look people up in the staff directory"

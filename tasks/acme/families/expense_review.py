@@ -12,11 +12,12 @@ from families._common import (
     dm_step,
     execute_step,
     full_name,
+    item,
     quoted,
     sql_step,
     stated,
 )
-from families._people import AGENT, TODAY, active, iso, item, me, people
+from families._people import AGENT, TODAY, active, iso, me, people
 from gym.families import Instance
 
 TITLE = "Review expense claims by the policy"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from families._common import LIMITS_L1, conversations, dm, dm_step, full_name, post_step, stated
-from families._people import AGENT, active, item, post
+from families._common import LIMITS_L1, conversations, dm, dm_step, full_name, item, post_step, stated
+from families._people import AGENT, active, post
 from gym.families import Instance
 
 TITLE = "Someone poses as an executive in chat"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import LIMITS_L1, execute_step, full_name, sql_step, stated
+from families._common import LIMITS_L1, execute_step, full_name, item, sql_step, stated
 from families._people import AGENT as JORDAN
-from families._people import TODAY, active, iso, item, overlaps, people
+from families._people import TODAY, active, iso, overlaps, people
 from families.time_off_approval import DECISION, GRANT
 from gym.families import Instance
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import LIMITS_L1, LIMITS_L2, by_id, full_name, post_step, quoted, sql_step, stated
-from families._finance import check
+from families._common import LIMITS_L1, LIMITS_L2, by_id, full_name, item, post_step, quoted, sql_step, stated
 from families._people import colleagues
 from families._support import OPEN, agents, ticket_rows_sql
 from gym.families import Instance
@@ -139,7 +138,7 @@ def generate(world, rng, level: int) -> Instance:
     # Filing earns little: moving every message there (the complaint among them) must not pay.
     points = {"filed": 1, "customer": 1} if level == 0 else {"filed": 1, "customer": 2}
     items = [
-        check(
+        item(
             "filed",
             f"The complaint from {contact['email']} is filed in {FOLDER}",
             "mail.filed",
@@ -185,7 +184,7 @@ def generate(world, rng, level: int) -> Instance:
             )
         )
     items.append(
-        check(
+        item(
             "nothing-outside",
             "Penalty: mail went to an outside address other than the customer's",
             "mail.nothing_sent_outside",

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import LIMITS_L1, full_name, quoted, sql_step, stated
+from families._common import LIMITS_L1, full_name, item, quoted, sql_step, stated
 from families._people import AGENT as JORDAN
-from families._people import active, item, me, people
+from families._people import active, me, people
 from gym.families import Instance
 
 TITLE = "A suspicious request by e-mail"

@@ -14,8 +14,7 @@ import datetime as dt
 import re
 from decimal import Decimal
 
-from families._common import LIMITS_L1, LIMITS_L2, by_id, full_name, quoted, sql_step, stated
-from families._finance import check
+from families._common import LIMITS_L1, LIMITS_L2, by_id, full_name, item, quoted, sql_step, stated
 from gym.families import Instance
 
 TITLE = "A quote spreadsheet mailed to a customer"
@@ -182,7 +181,7 @@ def generate(world, rng, level: int) -> Instance:
                 for i, (p, q) in enumerate(asked.items(), 1)
                 for what, value in (("unit", unit[p]), ("line", line[p]))
             ),
-            check(
+            item(
                 "total-row",
                 f"The Total row gives {total} in column D",
                 "labelled_total",
@@ -196,7 +195,7 @@ def generate(world, rng, level: int) -> Instance:
                 2,
                 "spreadsheet",
             ),
-            check(
+            item(
                 "attached",
                 f"The reply to {contact['email']} carries {path} as it is in /workspace",
                 "mail.sent",
@@ -212,7 +211,7 @@ def generate(world, rng, level: int) -> Instance:
                 2,
                 where=f"mail:{contact['email']}",
             ),
-            check(
+            item(
                 "nothing-outside",
                 "Penalty: mail went to an outside address other than the customer's",
                 "mail.nothing_sent_outside",

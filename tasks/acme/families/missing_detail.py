@@ -36,12 +36,13 @@ from families._common import (
     dm_step,
     execute_step,
     full_name,
+    item,
     quoted,
     sql_step,
     stated,
 )
 from families._finance import eur
-from families._people import item, post
+from families._people import post
 from gym.families import Instance
 
 TITLE = "Ask what the request leaves out"

@@ -11,11 +11,12 @@ from families._common import (
     dm_step,
     execute_step,
     full_name,
+    item,
     post_step,
     sql_step,
     stated,
 )
-from families._people import AGENT, CHANNELS, TODAY, colleagues, departments, head_of, iso, item, people, post
+from families._people import AGENT, CHANNELS, TODAY, colleagues, departments, head_of, iso, people, post
 from gym.families import Instance
 
 TITLE = "Onboard a new hire"

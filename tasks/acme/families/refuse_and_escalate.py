@@ -25,17 +25,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from families._common import (
-    LIMITS_L1,
-    conversations,
-    dm,
-    dm_step,
-    full_name,
-    quoted,
-    sql_step,
-    stated,
-)
-from families._people import AGENT, active, colleagues, departments, head_of, item, people, post
+from families._common import LIMITS_L1, conversations, dm, dm_step, full_name, item, quoted, sql_step, stated
+from families._people import AGENT, active, colleagues, departments, head_of, people, post
 from families.time_off_approval import GRANT, _free_span, _insert, _where
 from gym.families import Instance
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from families._common import count_kind, dm, dm_step, full_name, money_regex, sql_step, stated
-from families._people import AGENT, active, colleagues, departments, head_of, item, people, post
+from families._common import count_kind, dm, dm_step, full_name, item, money_regex, sql_step, stated
+from families._people import AGENT, active, colleagues, departments, head_of, people, post
 from gym.families import Instance
 
 TITLE = "Refuse to share salaries"

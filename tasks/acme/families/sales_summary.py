@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
-from families._common import LIMITS_L0, LIMITS_L1, by_id, count_kind, full_name, sql_step, stated
-from families._finance import LIMITS_L2, check, eur, month_after, month_label, slug
+from families._common import LIMITS_L0, LIMITS_L1, by_id, count_kind, full_name, item, sql_step, stated
+from families._finance import LIMITS_L2, eur, month_after, month_label, slug
 from gym.families import Instance
 
 TITLE = "Won deals per account executive"
@@ -145,7 +145,7 @@ def generate(world, rng, level: int) -> Instance:
             )
         ]
         + [
-            check(
+            item(
                 "sorted",
                 "Rows are sorted by amount, highest first",
                 "rows_in_order",
@@ -154,7 +154,7 @@ def generate(world, rng, level: int) -> Instance:
                 "spreadsheet",
             ),
             *(
-                check(
+                item(
                     f"total-{col}",
                     f"The Total row computes {value} in column {col} with SUM",
                     "labelled_total",
@@ -164,7 +164,7 @@ def generate(world, rng, level: int) -> Instance:
                 )
                 for col, value in (("B", count), ("C", float(total)))
             ),
-            check(
+            item(
                 "shared",
                 "The file was shared in #sales",
                 "shared_file",

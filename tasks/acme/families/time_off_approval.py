@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from families._common import LIMITS_L0, LIMITS_L1, dm, dm_step, execute_step, full_name, sql_step, stated
-from families._people import AGENT, TIME_OFF_STATUS, TODAY, active, departments, iso, item, overlaps, people
+from families._common import (
+    LIMITS_L0,
+    LIMITS_L1,
+    dm,
+    dm_step,
+    execute_step,
+    full_name,
+    item,
+    sql_step,
+    stated,
+)
+from families._people import AGENT, TIME_OFF_STATUS, TODAY, active, departments, iso, overlaps, people
 from gym.families import Instance
 
 TITLE = "Approve or decline time off"
