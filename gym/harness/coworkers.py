@@ -217,15 +217,8 @@ class CoworkerSession:
             person = self.responder.people[reply.author]
             worded = self.model.word(person, self.responder.seed, reply.message, said.message, history)
             reply = replace(
-                reply,
-                message=worded.message,
-                source=worded.source,
-                key=worded.key,
-                cached=worded.cached,
-                model_text=worded.model_text,
-                rejected=worded.rejected,
-                word_seconds=_since(started),
-            )
+                reply, **asdict(worded), word_seconds=_since(started)
+            )  # Worded's fields are Reply's
         history += [("agent", said.message), ("coworker", reply.message)]
         return reply
 
