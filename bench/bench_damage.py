@@ -27,9 +27,8 @@ RUNS = 7
 MARK = [
     "/bin/bash",
     "-c",
-    "setpriv --reuid=postgres --regid=postgres --init-groups psql -X -q -d company -f - "
-    "< /opt/egym/baseline.sql >/dev/null"
-    " && /opt/egym/bin/chat-posts > /tmp/posts.tsv"
+    "/opt/egym/mcp_wrappers/db/image/baseline"
+    " && /opt/egym/mcp_wrappers/chat/image/baseline > /tmp/posts.tsv"
     " && /opt/egym/venv/bin/python3 -I /opt/egym/bin/list-workspace > /tmp/workspace.json",
 ]
 WRECK = (

@@ -4,7 +4,7 @@ An app is one folder. Its `app.toml` holds everything the rest of the project ne
 about it: its one name (the name tasks list under `apps:`, the tool prefix `<name>.*`, the
 folder), its MCP server, its line in the agent's system prompt, the overlay files it loads,
 its built-in checks and the failures fault injection imitates. Its `image/` folder holds its
-part of the rollout image (Debian packages, a build-time setup, a start script; read by
+part of the rollout image (Debian packages, a build-time setup, start/stop/baseline scripts; read by
 images/build.sh and egym-init). Nothing else lists the apps: gym, the grader and the image
 discover them here (tests/test_apps.py fails on a list written anywhere else).
 

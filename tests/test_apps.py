@@ -92,3 +92,31 @@ def test_a_descriptor_whose_name_is_not_its_folder_is_refused(tmp_path, monkeypa
         monkeypatch.undo()
         apps.cache_clear()
     assert isinstance(apps()["db"], App)
+
+
+IMAGE = ROOT / "images" / "world"
+SCRIPTS = ("setup", "start", "stop", "baseline")
+
+
+def _code_lines(path: Path) -> str:
+    """A script's lines without its comments."""
+    return "\n".join(line.split("#", 1)[0] for line in path.read_text().splitlines())
+
+
+def test_the_image_takes_each_apps_part_from_its_folder():
+    """The shared image names no app's packages and its init scripts no app but the database."""
+    dockerfile = _code_lines(IMAGE / "Dockerfile")
+    for name, spec in apps().items():
+        image = spec.folder / "image"
+        for script in SCRIPTS:
+            if (image / script).exists():
+                assert (image / script).stat().st_mode & 0o111, f"{name}: image/{script} is not executable"
+        packages = image / "packages"
+        for package in packages.read_text().split() if packages.exists() else []:
+            assert package not in dockerfile, f"images/world/Dockerfile installs {name}'s {package}"
+    # egym-init starts the database first in every sandbox (other apps keep their data in it):
+    # the one app it names. The rest come from EGYM_APPS and the apps' folders.
+    for script in ("egym-init", "read-state"):
+        code = _code_lines(IMAGE / "bin" / script)
+        named = {name for name in apps() if re.search(rf"\b{name}\b", code)}
+        assert named <= {"db"}, f"images/world/bin/{script} names apps {sorted(named)}"

@@ -1,6 +1,6 @@
 """Load a chat file through the Mattermost API: `python3 -m mcp_wrappers.chat.load FILE...`.
 
-Run as root by egym-init after start-chat, once per chat file (the world's,
+Run as root by the chat app's image/start once the service answers, once per chat file (the world's,
 then task overlay; each adds to what is there). Only API v4 calls are used, so
 the same file loads into a real Mattermost (see docs/chat.md):
 

@@ -18,7 +18,7 @@ VERSION_ID = f"{API_LEVEL}.egym-compat-{__version__}"
 
 
 async def ping(request: Request) -> JSONResponse:
-    """Health check (same path as Mattermost's), used by start-chat to know the service answers."""
+    """Health check (same path as Mattermost's), used by the chat app's image/start to know the service answers."""
     return JSONResponse({"status": "OK"})
 
 

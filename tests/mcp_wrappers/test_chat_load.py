@@ -151,11 +151,12 @@ def test_a_bad_chat_file_fails_with_one_line(chat_sandbox, text, error):
 @pytest.mark.docker
 def test_stop_and_start_keep_the_data(chat_sandbox, chat_state0):
     stop = chat_sandbox.exec(
-        "/opt/egym/bin/stop-chat && ! pgrep -u chat -f mcp_wrappers.mattermost_compat", user="root"
+        "/opt/egym/mcp_wrappers/chat/image/stop && ! pgrep -u chat -f mcp_wrappers.mattermost_compat",
+        user="root",
     )
     assert stop.ok, stop.output
     start = chat_sandbox.exec(
-        "/opt/egym/bin/start-chat && /opt/egym/bin/start-chat", user="root"
+        "/opt/egym/mcp_wrappers/chat/image/start && /opt/egym/mcp_wrappers/chat/image/start", user="root"
     )  # idempotent
     assert start.ok, start.output
     after = chat_snapshot(chat_sandbox)

@@ -197,7 +197,7 @@ def test_the_grader_checks_read_what_was_sent_and_filed(mail_sandbox):
 
 
 def test_the_baseline_holds_the_initial_mailboxes(mail_sandbox):
-    baseline = json.loads(mail_sandbox.exec(["/bin/cat", "/egym/baseline/mail.json"], user="root").output)
+    baseline = json.loads(mail_sandbox.exec(["/bin/cat", "/egym/baseline/apps/mail"], user="root").output)
     subjects = sorted(m["subject"] for m in baseline["messages"])
     assert subjects == [
         "Price list 2025",

@@ -153,7 +153,9 @@ def test_the_agent_token_works_and_is_the_agents(mattermost_sandbox):
 def test_stop_and_start_keep_the_data(mattermost_sandbox):
     before = {p["id"] for p in chat_snapshot(mattermost_sandbox)["posts"]}
     stop = mattermost_sandbox.exec(
-        "/opt/egym/bin/stop-chat && /opt/egym/bin/start-chat", user="root", timeout=120
+        "/opt/egym/mcp_wrappers/chat/image/stop && /opt/egym/mcp_wrappers/chat/image/start",
+        user="root",
+        timeout=120,
     )
     assert stop.ok, stop.output
     assert {p["id"] for p in chat_snapshot(mattermost_sandbox)["posts"]} == before
