@@ -27,6 +27,7 @@ computes alike in the engine and in the learner.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import itertools
 import logging
 import queue
@@ -34,7 +35,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,6 +177,19 @@ class Engine:
         self._inbox.put(request)
         return request
 
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        """Requests submitted inside the block are admitted together, as one batch (up to max_batch).
+
+        Without it the engine may start on the first before the rest arrive, and how a busy
+        machine schedules the two threads would decide the batch's shape; the float rounding of
+        batched matmuls differs with that shape, enough to flip a sampled token now and then.
+        Submitting a whole step's groups together makes the batches, and so the samples, the
+        same on every run.
+        """
+        with self.lock:
+            yield
+
     def generate(self, prompt_ids: Sequence[int], params: SamplingParams, **kw: Any) -> Generation:
         """Blocking submit-and-wait."""
         return self.submit(prompt_ids, params, **kw).future.result()
@@ -219,17 +233,19 @@ class Engine:
         Requests with the same prompt (the samples of a group) are read once and share the result.
         """
         waiting: dict[tuple[int, ...], list[Request]] = {}
-        while len(self._rows) + sum(map(len, waiting.values())) < self.max_batch:
-            try:
-                request = self._inbox.get(block=block, timeout=None)
-            except queue.Empty:
-                break
-            block = False
-            if request is None or request.cancelled or request.future.cancelled():
-                if request is not None and not request.future.done():
-                    request.future.set_result(request.result("cancelled"))
-                continue
-            waiting.setdefault(tuple(request.prompt_ids), []).append(request)
+        # Idle: wait for a request outside the lock, so that a caller can finish submitting `together`.
+        first = [self._inbox.get()] if block else []
+        with self.lock:
+            while len(self._rows) + sum(map(len, waiting.values())) < self.max_batch:
+                try:
+                    request = first.pop() if first else self._inbox.get_nowait()
+                except queue.Empty:
+                    break
+                if request is None or request.cancelled or request.future.cancelled():
+                    if request is not None and not request.future.done():
+                        request.future.set_result(request.result("cancelled"))
+                    continue
+                waiting.setdefault(tuple(request.prompt_ids), []).append(request)
         for group in waiting.values():
             with self.lock, self._torch.inference_mode():
                 try:

@@ -8,8 +8,10 @@ logprobs it reports (up to float rounding). No Docker, no download.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import random
 import threading
+import time
 
 import pytest
 import torch
@@ -155,3 +157,29 @@ def test_many_threads_submitting_at_once(toy):
         results = list(pool.map(lambda i: engine.generate(batch[i], PARAMS, seed=i), range(12)))
     assert all(r.token_ids and len(r.token_ids) == len(r.logprobs) for r in results)
     assert engine.stats["requests"] == 12
+
+
+def _first_batch(engine: Engine, batch, *, together: bool) -> int:
+    """How many requests the engine's first decoding step ran, when they are submitted slowly."""
+    sizes = []
+    step = engine._step
+    engine._step = lambda: (sizes.append(len(engine._rows)), step())[1]
+    submitting = engine.together() if together else contextlib.nullcontext()
+    with submitting:
+        requests = []
+        for i, prompt in enumerate(batch):
+            requests.append(engine.submit(prompt, PARAMS, seed=i))
+            time.sleep(0.05)  # a busy machine: the engine thread runs between two submits
+    for request in requests:
+        request.future.result(timeout=60)
+    engine.close()
+    return sizes[0]
+
+
+def test_requests_submitted_together_start_as_one_batch(toy):
+    # What makes a training step's samples the same on every run: the batch's shape (and so the
+    # rounding of its matmuls) must not depend on how the two threads were scheduled.
+    model, tokenizer = toy
+    batch = prompts(tokenizer, 5)
+    assert _first_batch(Engine(model, tokenizer, cache_bytes=0), batch, together=True) == 5
+    assert _first_batch(Engine(model, tokenizer, cache_bytes=0), batch, together=False) < 5

@@ -47,8 +47,8 @@ def _strip(records):
 
 
 def _same(records):
-    """`records` without timings, floats to 1e-6: the sampled rollouts are exact, but a busy CPU may
-    pick another kernel for the same sum and move the last digits of loss and KL."""
+    """`records` without timings, floats to 1e-6 (rewards, counts and pass rates exactly: the sampled
+    rollouts must be the same, however busy the machine; see Engine.together)."""
     return [
         {k: pytest.approx(v, rel=1e-6, abs=1e-8) if isinstance(v, float) else v for k, v in r.items()}
         for r in _strip(records)

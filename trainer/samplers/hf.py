@@ -4,7 +4,8 @@ In one process the engine holds the learner's model object, so a weight sync
 only drops the engine's cached prefixes (they were computed with the old
 weights). Every completion draws from its own generator, seeded from its
 request's seed and its index, so its tokens do not depend on what else is in
-the batch (up to float rounding in batched matmuls). Logprobs are those of each
+the batch (up to float rounding in batched matmuls, which is why a step's requests are
+submitted together: the batches are then the same on every run). Logprobs are those of each
 sampled token at the sampling temperature, the quantity the learner recomputes.
 """
 
@@ -39,12 +40,14 @@ class HFSampler:
         return cls(model, tokenizer, max_batch=config.sampler.max_batch)
 
     def generate(self, requests: Sequence[Request], params: SamplingConfig) -> list[list[Completion]]:
-        """All completions are queued at once; the engine batches them."""
+        """All completions are queued at once, together: the engine's batches, and so the samples,
+        are the same on every run however busy the machine (Engine.together)."""
         sampling = engine_params(params)
-        pending = [
-            [self.engine.submit(r.prompt_ids, sampling, seed=derive_seed(r.seed, i)) for i in range(r.n)]
-            for r in requests
-        ]
+        with self.engine.together():
+            pending = [
+                [self.engine.submit(r.prompt_ids, sampling, seed=derive_seed(r.seed, i)) for i in range(r.n)]
+                for r in requests
+            ]
         out = []
         for group in pending:
             results = [request.future.result() for request in group]
