@@ -43,8 +43,18 @@ MONTHS_AND_DAYS = (
     "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 )
 FACT = re.compile(rf"\d+(?:[.,]\d+)*|[\w.+-]+@[\w.-]+\w|\b(?:{MONTHS_AND_DAYS})\b", re.IGNORECASE)
-# A capitalised word after another word (not starting a sentence): a name the reply gives.
-NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?:[A-Z][a-z]+)*")
+# A capitalised word: a name the reply gives, unless it opens a sentence as one of these words do.
+NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*\b")
+SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[\"'(]\s*)$")
+OPENERS = frozenset(
+    """
+    About After Also Although And Any Are As At Before Best But By Can Cheers Could Did Do Does Exactly
+    For From Glad Good Got Great Had Has Have He Hello Her Here Hey Hi His How However If In Is It Its
+    Just Let Maybe My No Nope Not Noted Now Of Ok Okay On Once Only Or Our Per Please Quick Right
+    She Should Since So Some Sorry Sure Thanks Thank That The Their Then There They This Those To
+    Unfortunately Was We Well What When Where Which While Who Will With Without Would Yeah Yes Yep You Your
+    """.split()
+)
 
 
 class CoworkerModelError(EgymError):
@@ -97,9 +107,18 @@ def facts_without_names(text: str) -> set[str]:
     return {m.group(0).casefold() for m in FACT.finditer(text)}
 
 
+def names(text: str) -> set[str]:
+    """The capitalised words of `text` that may be names: all but the common words opening a sentence."""
+    return {
+        m.group(0).casefold()
+        for m in NAME.finditer(text)
+        if m.group(0) not in OPENERS or not SENTENCE_START.search(text, 0, m.start())
+    }
+
+
 def facts(text: str) -> set[str]:
     """What a reply asserts that a rewording must keep: numbers, addresses, months, weekdays, names."""
-    return facts_without_names(text) | {m.group(0).casefold() for m in NAME.finditer(text)}
+    return facts_without_names(text) | names(text)
 
 
 def _display_name(username: str) -> str:
@@ -159,18 +178,21 @@ class CoworkerModel:
         text = cached["text"] if cached else self._ask(question)
         if not cached:
             self.cache.put(key, {"text": text})
-        kept, said = facts(reply), facts(text)
-        # A name the agent used may come back ("Globex? ..."); a number, date or address never may.
-        known = {
-            n.casefold()
-            for _, line in [*history, ("agent", message)]
-            for n in re.findall(r"[A-Z][a-z]+", line)
+        kept = facts(reply)
+        # A name may come back in another case or place ("Approved." for "it is approved"), and a name
+        # said in the conversation may come back ("Globex? ..."); a number, date or address never may.
+        words = set(re.findall(r"\w+", text.casefold()))
+        dropped = {fact for fact in kept - facts(text) if fact not in words}
+        heard = {
+            w
+            for line in [reply, message, *(line for _, line in history)]
+            for w in re.findall(r"\w+", line.casefold())
         }
-        added = said - kept - (known - facts_without_names(text))
+        added = (facts_without_names(text) - kept) | (names(text) - kept - heard)
         if not text:
             why = "empty"
-        elif kept - said:
-            why = "drops " + ", ".join(sorted(kept - said))
+        elif dropped:
+            why = "drops " + ", ".join(sorted(dropped))
         elif added:
             why = "adds " + ", ".join(sorted(added))
         else:

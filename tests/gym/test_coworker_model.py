@@ -56,6 +56,8 @@ def test_the_models_words_are_posted_when_they_hold_the_same_facts(tmp_path):
         ("We moved it to Friday, same time.", "drops 25, april"),
         ("Friday 25 April at 10 am, same time.", "adds 10"),  # a fact the rules never gave
         ("We moved it to Friday 25 April; ask Dana too.", "adds dana"),
+        ("Marcus says we moved it to Friday 25 April, same time.", "adds marcus"),  # a name opening it
+        ("Moved, same time. Priya set it for Friday 25 April.", "adds priya"),
         ("", "empty"),
     ],
 )
@@ -75,6 +77,14 @@ def test_a_name_the_agent_used_may_come_back_but_not_a_date_it_guessed(tmp_path)
     with FakeOpenAI(lambda request: Reply.text("Yes, 3 May.")) as server:
         guessed = model(server, tmp_path).word(PERSON, "t", "Which customer?", "Was it moved to 3 May?", [])
     assert (guessed.source, guessed.rejected) == ("rules", "adds 3, may")
+
+
+def test_a_name_may_come_back_in_another_case_and_common_openers_are_no_names(tmp_path):
+    said = "Approved. Sure, it goes to Friday 25 April."
+    with FakeOpenAI(lambda request: Reply.text(said)) as server:
+        worded = model(server, tmp_path).word(PERSON, "t", "It is approved for Friday 25 April.", "OK?", [])
+    assert (worded.source, worded.message) == ("model", said)
+    assert facts("Sure. Thanks, Hannah: The Globex deal.") == {"hannah", "globex"}
 
 
 @given(st.sampled_from(["12", "3,400.50", "dana.lee@acme.example", "Monday", "march"]))
