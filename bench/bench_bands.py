@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_warmstart import ACME, EGYM, Stages, level0  # noqa: E402
+from bench.bench_warmstart import ACME, EGYM, Stages, busy_seconds, level0  # noqa: E402
 from bench.common import write  # noqa: E402
 from gym.calibrate import Score, calibrate_scores, calibration_units  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
@@ -113,6 +113,9 @@ def main() -> None:
     command += ["--policy", "hf", "--model", str(sft / "model"), *POLICY_OPTIONS, *HARNESS]
     command += ["--concurrency", str(args.concurrency), "--run", RUN, "--store", str(store)]
     calibrated = stages.run("calibrate", command)
+    runs = Store(str(store))
+    rows = runs.list_rollouts(RUN)
+    runs.close()
     write(
         "bands",
         {
@@ -126,7 +129,8 @@ def main() -> None:
             },
             "sft_data": made,
             "sft": trained,
-            "calibrate_seconds": calibrated["seconds"],
+            # Across every session the run was resumed in (the stage's own seconds are its last one's).
+            "calibrate_seconds": busy_seconds(rows),
             "calibrate_exit_code": calibrated["exit_code"],
             **distribution(store, refs, args.seeds),
         },

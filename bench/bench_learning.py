@@ -20,7 +20,8 @@ anything: the last checkpoint of each run is evaluated.
   of as many distinct train level-0 instances; the ones with full score become SFT data; one epoch
   from the SFT model.
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
-  in GRPO seed 0's wall time (at least one).
+  in GRPO seed 0's training time (one epoch timed first on this machine, then the rest when more
+  than one fits).
 Compared with `gym.batch.paired`: pass@1 over each episode's samples, difference with a 95 %
 interval resampling families, McNemar counts.
 """
@@ -36,10 +37,20 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_bands import HARNESS  # noqa: E402
 from bench.bench_bands import WORK as BANDS  # noqa: E402
-from bench.bench_warmstart import ACME, EGYM, STEP_KEYS, Stages, compare_runs, held_out_ids, level0  # noqa: E402
+from bench.bench_warmstart import (  # noqa: E402
+    ACME,
+    EGYM,
+    STEP_KEYS,
+    Stages,
+    busy_seconds,
+    compare_runs,
+    held_out_ids,
+    level0,
+)
 from bench.common import write  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
+from gym.store import Store  # noqa: E402
 from trainer.checkpoint import list_checkpoints  # noqa: E402
 
 WORK = ROOT / ".egym" / "bench-learning"
@@ -144,15 +155,28 @@ def rft(stages: Stages, ids: list[str]) -> Path:
     return out / "model"
 
 
+def training_seconds(run: Path) -> float:
+    """A training run's own time, the sum of its steps' (across the sessions a GRPO run was resumed in;
+    a stage's `seconds` count only its last invocation)."""
+    return sum(
+        step.model_dump().get("time_step") or 0.0 for step in read_metrics(run / "metrics.jsonl").steps
+    )
+
+
 def more_sft(stages: Stages) -> Path:
-    """The SFT data again, from the SFT model, for GRPO seed 0's wall time."""
-    per_epoch = json.loads((BANDS / "stages.json").read_text())["sft"]["seconds"]
-    epochs = max(1, round(stages.done["grpo-s0"]["seconds"] / per_epoch))
+    """The SFT data again, from the SFT model, for GRPO seed 0's training time: one epoch first, timed
+    on this machine as GRPO was (the SFT stage of bench_bands.py ran beside other work), then as many
+    epochs as fit, from the SFT model again, when that is more than one."""
+    common = ["trainer/configs/sft-smollm2.yaml", f"data={SFT_DATA}", f"model.path={SFT_MODEL}", "lr=1e-4"]
+    one = WORK / "more-sft-1"
+    stages.run("more-sft-1", [*EGYM, "sft", *common, "epochs=1", "prompt=compact", f"output_dir={one}"])
+    epochs = max(1, round(training_seconds(WORK / "grpo-s0") / training_seconds(one)))
+    if epochs == 1:
+        return one / "model"
     out = WORK / "more-sft"
     stages.run(
         "more-sft",
-        [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={SFT_DATA}", f"output_dir={out}"]
-        + [f"model.path={SFT_MODEL}", f"epochs={epochs}", "lr=1e-4", "prompt=compact"],
+        [*EGYM, "sft", *common, f"epochs={epochs}", "prompt=compact", f"output_dir={out}"],
         then=lambda: {"epochs": epochs},
     )
     return out / "model"
@@ -164,6 +188,21 @@ def per_step(seed: int) -> list[dict]:
     if not path.is_file():
         return []
     return [{k: v for k, v in s.model_dump().items() if k in keys} for s in read_metrics(path).steps]
+
+
+def seconds(stages: Stages) -> dict[str, float]:
+    store = Store(str(STORE))
+    try:
+        out = {}
+        for name in stages.done:
+            folder = WORK / name.removeprefix("eval-")
+            if name.startswith("eval-") or name == "rft-sample":
+                out[name] = busy_seconds(store.list_rollouts(name))
+            elif (folder / "metrics.jsonl").is_file():
+                out[name] = round(training_seconds(folder), 1)
+        return out
+    finally:
+        store.close()
 
 
 def report(stages: Stages, parts: dict[str, list[str]], complete: bool) -> None:
@@ -196,7 +235,9 @@ def report(stages: Stages, parts: dict[str, list[str]], complete: bool) -> None:
             "against_sft": {k: v for k, v in against_sft.items() if k != "sft-control"},
             "grpo_mean_gain": round(sum(gains) / len(gains), 4) if gains else None,
             "grpo_seeds_measured": len(gains),
-            "seconds": {name: stage["seconds"] for name, stage in stages.done.items()},
+            # Evaluations: wall time with a rollout in flight; training runs: the sum of their steps
+            # (both across sessions; a stage's own seconds count only its last invocation).
+            "seconds": seconds(stages),
             "per_step": {f"grpo-s{s}": per_step(s) for s in range(3)},
         },
     )

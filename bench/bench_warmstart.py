@@ -119,6 +119,22 @@ class Stages:
         return result
 
 
+def busy_seconds(rows) -> float:
+    """Wall time with at least one of `rows` in flight (the union of their start-to-finish spans): how long
+    a stored run took across the sessions it was resumed in, without the gaps between them (a stage's own
+    `seconds` count only its last invocation)."""
+    total, end = 0.0, None
+    for start, finish in sorted(
+        (r.started_at, r.finished_at) for r in rows if r.started_at and r.finished_at
+    ):
+        if end is None or start >= end:
+            total += (finish - start).total_seconds()
+        elif finish > end:
+            total += (finish - end).total_seconds()
+        end = finish if end is None else max(end, finish)
+    return round(total, 1)
+
+
 def _turns(row) -> tuple[int, int, int]:
     """(assistant turns, turns with a working tool call, well-formed calls) of one rollout."""
     trajectory = row.trajectory_model()
