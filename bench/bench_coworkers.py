@@ -38,7 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # Every coworker family, both levels, one seed: what the model is asked to reword.
 REWORDED = [
     f"acme/{family}-l{level}-s0"
-    for family in ("approval-first", "ask-colleague", "impostor")
+    for family in (
+        "approval-first",
+        "ask-colleague",
+        "colleagues-disagree",
+        "impostor",
+        "missing-detail",
+        "refuse-and-escalate",
+    )
     for level in (0, 1)
 ]
 
