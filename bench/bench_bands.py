@@ -39,14 +39,11 @@ HARNESS = ["-H", "prompt=compact"]
 POLICY_OPTIONS = ["-o", "seed=0", "-o", "max_new_tokens=256"]
 
 
-def distribution(store_path: Path, refs: list[str], seeds: str) -> dict:
-    """Each train family level's pass rate and band from the stored calibration run."""
+def distribution(rows: list, refs: list[str], seeds: str) -> dict:
+    """Each train family level's pass rate and band from the stored calibration run's `rows`."""
     from gym.cli.options import select_tasks
 
     tasks = select_tasks(refs, seeds=seeds, split="train")
-    store = Store(str(store_path))
-    rows = store.list_rollouts(RUN)
-    store.close()
     levels = {}
     for unit, unit_tasks in calibration_units(tasks).items():
         keys = {t.key for t in unit_tasks}
@@ -132,7 +129,7 @@ def main() -> None:
             # Across every session the run was resumed in (the stage's own seconds are its last one's).
             "calibrate_seconds": busy_seconds(rows),
             "calibrate_exit_code": calibrated["exit_code"],
-            **distribution(store, refs, args.seeds),
+            **distribution(rows, refs, args.seeds),
         },
     )
 

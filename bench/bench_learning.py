@@ -195,11 +195,10 @@ def seconds(stages: Stages) -> dict[str, float]:
     try:
         out = {}
         for name in stages.done:
-            folder = WORK / name.removeprefix("eval-")
             if name.startswith("eval-") or name == "rft-sample":
                 out[name] = busy_seconds(store.list_rollouts(name))
-            elif (folder / "metrics.jsonl").is_file():
-                out[name] = round(training_seconds(folder), 1)
+            elif (WORK / name / "metrics.jsonl").is_file():
+                out[name] = round(training_seconds(WORK / name), 1)
         return out
     finally:
         store.close()

@@ -100,7 +100,7 @@ SCRIPTS = ("setup", "start", "stop", "baseline")
 
 def _code_lines(path: Path) -> str:
     """A script's lines without its comments."""
-    return "\n".join(line.split("#", 1)[0] for line in path.read_text().splitlines())
+    return "\n".join(re.sub(r"(^|\s)#.*", "", line) for line in path.read_text().splitlines())
 
 
 def test_the_image_takes_each_apps_part_from_its_folder():

@@ -277,14 +277,15 @@ class CoworkerModel:
         kept = facts(reply)
         # A name may come back in another case or place ("Approved." for "it is approved"), and a name
         # said in the conversation may come back ("Globex? ..."); a number, date or address never may.
+        said_facts, said_names = facts_without_names(text), names(text)
         words = set(re.findall(r"\w+", text.casefold()))
-        dropped = {fact for fact in kept - facts(text) if fact not in words}
+        dropped = {fact for fact in kept - said_facts - said_names if fact not in words}
         heard = {
             w
             for line in [reply, message, *(line for _, line in history)]
             for w in re.findall(r"\w+", line.casefold())
         }
-        added = (facts_without_names(text) - kept) | (names(text) - kept - heard)
+        added = (said_facts - kept) | (said_names - kept - heard)
         if not text:
             why = "empty"
         elif dropped:

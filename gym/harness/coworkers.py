@@ -216,9 +216,8 @@ class CoworkerSession:
             started = time.monotonic()
             person = self.responder.people[reply.author]
             worded = self.model.word(person, self.responder.seed, reply.message, said.message, history)
-            reply = replace(
-                reply, **asdict(worded), word_seconds=_since(started)
-            )  # Worded's fields are Reply's
+            # Worded's fields are Reply's.
+            reply = replace(reply, **asdict(worded), word_seconds=_since(started))
         history += [("agent", said.message), ("coworker", reply.message)]
         return reply
 
