@@ -7,20 +7,35 @@
 Stages, each the user's own command run as a whole process, journalled in .egym/bench-bands/stages.json
 so a rerun goes on where a crash or a stop left it (the calibration itself resumes its stored run):
 1. data: `egym sft-data` replays the oracle on the train-split level-0 instances of every train
-         family (seeds 0-3), with the compact system prompt SmolLM2 is trained and measured with.
+         family (seeds 0-3), with the compact system prompt SmolLM2 is trained and measured with. The
+         data is committed (bench/results/bands-sft-data/) and later sessions restore it.
 2. sft:  `egym sft trainer/configs/sft-smollm2.yaml` on that data, one epoch (warmstart.json's recipe).
-3. calibrate: `egym calibrate <every train family> --split train --seeds 0-11 -k 1` with the hf policy on the
-         SFT model: one rollout per distinct train instance, 6-12 per family level, pooled per level
-         (a band is written from 6: 12 levels have fewer than 8 distinct train instances in these seeds).
+3. calibrate: `egym calibrate <family> --split train --seeds 0-11 -k 1` with the hf policy on the
+         SFT model, one family at a time: one rollout per distinct train instance, 6-12 per family level,
+         pooled per level (a band is written from 6: 12 levels have fewer than 8 distinct train instances
+         in these seeds). Each family's bands land in families/bands.yaml and its rollouts' outcomes in
+         bench/results/bands-rollouts.jsonl as soon as it is done; both are committed, so a later session
+         (a fresh checkout: .egym is gone) trains again on the same data and goes on with the next
+         family. The SFT is deterministic on the CPU, and the journal names the model's key (its weights'
+         fingerprint): a rerun whose SFT model differs stops instead of pooling two models' rollouts.
 Held-out families (split test as a whole) have no train instances, so they get no band: the
-curriculum never samples them.
+curriculum never samples them. bands.json is rewritten after every family (`complete` says whether
+every train family is in).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import datetime as dt
+import gzip
+import hashlib
+import json
+import shutil
+import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,12 +46,136 @@ from bench.common import write  # noqa: E402
 from gym.calibrate import Score, calibrate_scores, calibration_units  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families  # noqa: E402
+from gym.models.identity import local_model_key  # noqa: E402
 from gym.store import Store  # noqa: E402
 
 WORK = ROOT / ".egym" / "bench-bands"
+JOURNAL = ROOT / "bench" / "results" / "bands-rollouts.jsonl"
+SFT_DATA = ROOT / "bench" / "results" / "bands-sft-data"  # committed: every session trains the same model
 RUN = "bands-smollm2-sft"
 HARNESS = ["-H", "prompt=compact"]
 POLICY_OPTIONS = ["-o", "seed=0", "-o", "max_new_tokens=256"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One calibration rollout as the journal keeps it: what the band and the time are computed from."""
+
+    family: str
+    model: str
+    task: str
+    status: str
+    reward: float | None
+    incomplete: bool
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+
+    @classmethod
+    def of(cls, family: str, model: str, row) -> Outcome:
+        return cls(
+            family,
+            model,
+            row.task,
+            str(row.status),
+            row.reward,
+            bool(row.incomplete),
+            row.started_at,
+            row.finished_at,
+        )
+
+    @classmethod
+    def parse(cls, line: str) -> Outcome:
+        entry = json.loads(line)
+        for moment in ("started_at", "finished_at"):
+            entry[moment] = dt.datetime.fromisoformat(entry[moment]) if entry[moment] else None
+        return cls(**entry)
+
+    def line(self) -> str:
+        entry = dict(self.__dict__)
+        for moment in ("started_at", "finished_at"):
+            entry[moment] = entry[moment].isoformat() if entry[moment] else None
+        return json.dumps(entry)
+
+
+def journal() -> list[Outcome]:
+    """Every calibrated family's rollouts, in the order the families landed."""
+    if not JOURNAL.is_file():
+        return []
+    return [Outcome.parse(line) for line in JOURNAL.read_text().splitlines() if line.strip()]
+
+
+def calibrate_families(
+    refs: list[str], seeds: str, concurrency: int, model: Path, store: Path
+) -> Iterator[list[Outcome]]:
+    """Calibrate each family not in the journal yet, one `egym calibrate` per family; after each, every outcome so far."""
+    key = local_model_key(str(model))
+    outcomes = journal()
+    others = sorted({o.model for o in outcomes} - {key})
+    if others:
+        sys.exit(
+            f"{JOURNAL.relative_to(ROOT)} holds rollouts of {', '.join(others)}, not of this SFT model {key}: "
+            "the SFT stage did not reproduce; move the journal aside to calibrate from scratch"
+        )
+    done = {o.family for o in outcomes}
+    for number, ref in enumerate(refs, 1):
+        if ref in done:
+            continue
+        run = f"{RUN}-{ref.split('/')[-1]}"
+        command = [
+            *EGYM,
+            "calibrate",
+            ref,
+            "--split",
+            "train",
+            "--seeds",
+            seeds,
+            "-k",
+            "1",
+            "--min-samples",
+            "6",
+        ]
+        command += ["--policy", "hf", "--model", str(model), *POLICY_OPTIONS, *HARNESS]
+        command += ["--concurrency", str(concurrency), "--run", run, "--store", str(store)]
+        print(f"calibrate {number}/{len(refs)} ({len(done)} done): {' '.join(command)}", flush=True)
+        code = subprocess.run(command, cwd=ROOT).returncode
+        if code != 0:  # its stored rollouts are kept: the next run resumes the family
+            sys.exit(f"calibrating {ref} failed (exit {code}); rerun to go on")
+        runs = Store(str(store))
+        landed = [Outcome.of(ref, key, row) for row in runs.list_rollouts(run)]
+        runs.close()
+        with JOURNAL.open("a") as out:
+            out.writelines(outcome.line() + "\n" for outcome in landed)
+        outcomes += landed
+        done.add(ref)
+        yield outcomes
+
+
+def sft_data(stages: Stages, train: list[str], data: Path, store: Path) -> dict:
+    """The SFT stage's data folder: restored from the committed copy, else made by `egym sft-data` and kept.
+
+    The oracle's turns carry ids the servers draw at random, so making the data again would train
+    another model; the journal's rollouts stay those of one model only if every session trains on
+    these very bytes."""
+    kept = SFT_DATA / "stage.json"
+    if kept.is_file():
+        if not (data / "data.jsonl").is_file():
+            data.mkdir(parents=True, exist_ok=True)
+            (data / "data.jsonl").write_bytes(gzip.decompress((SFT_DATA / "data.jsonl.gz").read_bytes()))
+            shutil.copyfile(SFT_DATA / "manifest.json", data / "manifest.json")
+        return json.loads(kept.read_text())
+    made = stages.run(
+        "data",
+        [*EGYM, "sft-data", *train, "--levels", "0", "--seeds", "0-3"]
+        + ["--out", str(data), "--store", str(store), *HARNESS],
+        then=lambda: {"examples": sum(1 for _ in (data / "data.jsonl").open())},
+    )
+    raw = (data / "data.jsonl").read_bytes()
+    SFT_DATA.mkdir(parents=True, exist_ok=True)
+    (SFT_DATA / "data.jsonl.gz").write_bytes(gzip.compress(raw, mtime=0))
+    shutil.copyfile(data / "manifest.json", SFT_DATA / "manifest.json")
+    made = {**made, "sha256": hashlib.sha256(raw).hexdigest()}
+    kept.write_text(json.dumps(made, indent=1) + "\n")
+    return made
 
 
 def distribution(rows: list, refs: list[str], seeds: str) -> dict:
@@ -82,56 +221,43 @@ def main() -> None:
     train, _ = level0(found)
     refs = [f"acme/{name}" for name, family in sorted(found.items()) if family.split == "train"]
     data, sft, store = WORK / "data", WORK / "sft", WORK / "runs.db"
-    made = stages.run(
-        "data",
-        [*EGYM, "sft-data", *[f"acme/{f.name}" for f in train], "--levels", "0", "--seeds", "0-3"]
-        + ["--out", str(data), "--store", str(store), *HARNESS],
-        then=lambda: {"examples": sum(1 for _ in (data / "data.jsonl").open())},
-    )
+    made = sft_data(stages, [f"acme/{f.name}" for f in train], data, store)
     trained = stages.run(
         "sft",
         [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={data}", f"output_dir={sft}"]
         + ["epochs=1", "lr=1e-4", "prompt=compact"],
         then=lambda: {"final_loss": read_metrics(sft / "metrics.jsonl").steps[-1].model_dump()["loss"]},
     )
-    command = [
-        *EGYM,
-        "calibrate",
-        *refs,
-        "--split",
-        "train",
-        "--seeds",
-        args.seeds,
-        "-k",
-        "1",
-        "--min-samples",
-        "6",
-    ]
-    command += ["--policy", "hf", "--model", str(sft / "model"), *POLICY_OPTIONS, *HARNESS]
-    command += ["--concurrency", str(args.concurrency), "--run", RUN, "--store", str(store)]
-    calibrated = stages.run("calibrate", command)
-    runs = Store(str(store))
-    rows = runs.list_rollouts(RUN)
-    runs.close()
-    write(
-        "bands",
-        {
-            "model": "SmolLM2-135M-Instruct after one SFT epoch on oracle turns of train level 0 (seeds 0-3)",
-            "harness": "prompt=compact",
-            "commands": {
-                "data": "egym sft-data <train families> --levels 0 --seeds 0-3 -H prompt=compact",
-                "sft": "egym sft trainer/configs/sft-smollm2.yaml epochs=1 lr=1e-4 prompt=compact",
-                "calibrate": f"egym calibrate <train families> --split train --seeds {args.seeds} -k 1 --min-samples 6 -p hf "
-                "-m <sft model> -o seed=0 -o max_new_tokens=256 -H prompt=compact",
+
+    def report(outcomes: list[Outcome]) -> None:
+        families_done = {o.family for o in outcomes}
+        write(
+            "bands",
+            {
+                "model": "SmolLM2-135M-Instruct after one SFT epoch on oracle turns of train level 0 (seeds 0-3)",
+                "model_key": outcomes[0].model if outcomes else local_model_key(str(sft / "model")),
+                "harness": "prompt=compact",
+                "commands": {
+                    "data": "egym sft-data <train families> --levels 0 --seeds 0-3 -H prompt=compact",
+                    "sft": "egym sft trainer/configs/sft-smollm2.yaml epochs=1 lr=1e-4 prompt=compact",
+                    "calibrate": f"egym calibrate <family> --split train --seeds {args.seeds} -k 1 --min-samples 6 "
+                    f"-p hf -m <sft model> -o seed=0 -o max_new_tokens=256 -H prompt=compact "
+                    f"--concurrency {args.concurrency}, for each train family",
+                },
+                "sft_data": made,
+                "sft": trained,
+                "complete": families_done >= set(refs),
+                "families_calibrated": len(families_done),
+                "train_families": len(refs),
+                # Wall time with a rollout in flight, across every session the run was resumed in.
+                "calibrate_seconds": busy_seconds(outcomes),
+                **distribution(outcomes, refs, args.seeds),
             },
-            "sft_data": made,
-            "sft": trained,
-            # Across every session the run was resumed in (the stage's own seconds are its last one's).
-            "calibrate_seconds": busy_seconds(rows),
-            "calibrate_exit_code": calibrated["exit_code"],
-            **distribution(rows, refs, args.seeds),
-        },
-    )
+        )
+
+    report(journal())
+    for outcomes in calibrate_families(refs, args.seeds, args.concurrency, sft / "model", store):
+        report(outcomes)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ same compute, from the SFT model of bench_bands.py, on an evaluation whose own n
 
 Every stage is the user's own command, run as a whole process and journalled in
 .egym/bench-learning/stages.json, so a rerun goes on where a stop left it (a training run resumes
-from its last checkpoint, a batch from its stored rollouts). The recipe was fixed before any run
+from its last checkpoint, a batch from its stored rollouts). Each arm (a model and its evaluation)
+lands, once evaluated, in bench/results/learning-arms.json with its episodes' outcomes and its
+training diagnostics, next to the plan (learning-plan.json): both are committed, so a later session
+(a fresh checkout, without .egym or its checkpoints) goes on with the next arm; an arm cut off by
+the end of a session starts again. The recipe was fixed before any run
 (no val-split search here: one recipe, said below), and no stage reads test results to choose
 anything: the last checkpoint of each run is evaluated.
 
@@ -43,13 +47,15 @@ from bench.bench_warmstart import (  # noqa: E402
     STEP_KEYS,
     Stages,
     busy_seconds,
-    compare_runs,
+    compare_outcomes,
     held_out_ids,
     level0,
 )
-from bench.common import write  # noqa: E402
+from bench.common import RESULTS, write  # noqa: E402
+from gym.batch import paired as paired_runs  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
+from gym.models.identity import local_model_key  # noqa: E402
 from gym.store import Store  # noqa: E402
 from trainer.checkpoint import list_checkpoints  # noqa: E402
 
@@ -57,6 +63,8 @@ WORK = ROOT / ".egym" / "bench-learning"
 SFT_MODEL = BANDS / "sft" / "model"
 SFT_DATA = BANDS / "data"
 STORE = WORK / "runs.db"
+PLAN = RESULTS / "learning-plan.json"  # committed, as the arms are: fixed at the first start
+ARMS = RESULTS / "learning-arms.json"
 TRAIN_SEEDS = "0-49"
 TEMPERATURE = 0.7
 STEPS, TASKS_PER_STEP, GROUP = 20, 4, 8
@@ -96,6 +104,39 @@ def evaluate(stages: Stages, name: str, model: Path, episodes: list[str], seed: 
         + ["--concurrency", "4", "--run", run, "--store", str(STORE)],
     )
     return run
+
+
+class Arms:
+    """learning-arms.json: each evaluated arm, written as soon as its evaluation lands.
+
+    An arm keeps what the report needs and .egym loses: its episodes' outcomes, its evaluation's
+    time, and a training run's diagnostics. All arms start from one SFT model, named by its key:
+    a session whose SFT did not reproduce stops rather than compare two starts."""
+
+    def __init__(self, start: str):
+        kept = json.loads(ARMS.read_text()) if ARMS.is_file() else {"start": start, "arms": {}}
+        if kept["start"] != start:
+            sys.exit(
+                f"{ARMS.relative_to(ROOT)} holds arms from the SFT model {kept['start']}, not {start}: "
+                "the SFT did not reproduce; move the file aside to start over"
+            )
+        self.start, self.done = start, kept["arms"]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.done
+
+    def outcomes(self, name: str) -> dict[tuple[str, int], bool]:
+        return {(task, sample): passed for task, sample, passed in self.done[name]["outcomes"]}
+
+    def land(self, name: str, run: str, **extra) -> None:
+        rows = rows_of(run)
+        outcomes = sorted(paired_runs.outcomes(rows).items())
+        self.done[name] = {
+            "outcomes": [[task, sample, passed] for (task, sample), passed in outcomes],
+            "eval_seconds": busy_seconds(rows),
+            **extra,
+        }
+        ARMS.write_text(json.dumps({"start": self.start, "arms": self.done}, indent=1) + "\n")
 
 
 def grpo(stages: Stages, seed: int, refs: list[str]) -> Path:
@@ -163,14 +204,14 @@ def training_seconds(run: Path) -> float:
     )
 
 
-def more_sft(stages: Stages) -> Path:
+def more_sft(stages: Stages, grpo_seconds: float) -> Path:
     """The SFT data again, from the SFT model, for GRPO seed 0's training time: one epoch first, timed
     on this machine as GRPO was (the SFT stage of bench_bands.py ran beside other work), then as many
     epochs as fit, from the SFT model again, when that is more than one."""
     common = ["trainer/configs/sft-smollm2.yaml", f"data={SFT_DATA}", f"model.path={SFT_MODEL}", "lr=1e-4"]
     one = WORK / "more-sft-1"
     stages.run("more-sft-1", [*EGYM, "sft", *common, "epochs=1", "prompt=compact", f"output_dir={one}"])
-    epochs = max(1, round(training_seconds(WORK / "grpo-s0") / training_seconds(one)))
+    epochs = max(1, round(grpo_seconds / training_seconds(one)))
     if epochs == 1:
         return one / "model"
     out = WORK / "more-sft"
@@ -182,38 +223,29 @@ def more_sft(stages: Stages) -> Path:
     return out / "model"
 
 
-def per_step(seed: int) -> list[dict]:
-    keys = (*STEP_KEYS, "kl_ref", "entropy", "grad_norm", "clip_frac", "lr", "tokens_model", "tokens_total")
-    path = WORK / f"grpo-s{seed}" / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    return [{k: v for k, v in s.model_dump().items() if k in keys} for s in read_metrics(path).steps]
-
-
-def seconds(stages: Stages) -> dict[str, float]:
+def rows_of(run: str) -> list:
     store = Store(str(STORE))
     try:
-        out = {}
-        for name in stages.done:
-            if name.startswith("eval-") or name == "rft-sample":
-                out[name] = busy_seconds(store.list_rollouts(name))
-            elif (WORK / name / "metrics.jsonl").is_file():
-                out[name] = round(training_seconds(WORK / name), 1)
-        return out
+        return store.list_rollouts(run)
     finally:
         store.close()
 
 
-def report(stages: Stages, parts: dict[str, list[str]], complete: bool) -> None:
-    runs = {
-        name: f"eval-{name}"
-        for name in ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
-    }
-    done = {name: run for name, run in runs.items() if run in stages.done}
+def per_step(run: Path) -> list[dict]:
+    keys = (*STEP_KEYS, "kl_ref", "entropy", "grad_norm", "clip_frac", "lr", "tokens_model", "tokens_total")
+    return [
+        {k: v for k, v in s.model_dump().items() if k in keys}
+        for s in read_metrics(run / "metrics.jsonl").steps
+    ]
+
+
+def report(arms: Arms, parts: dict[str, list[str]], complete: bool) -> None:
+    names = ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
+    done = [name for name in names if name in arms]
     against_sft = {
-        name: compare_runs(STORE, done["sft"], run)
-        for name, run in done.items()
-        if name != "sft" and "sft" in done
+        name: compare_outcomes(arms.outcomes("sft"), arms.outcomes(name))
+        for name in done
+        if name != "sft" and "sft" in arms
     }
     gains = [against_sft[f"grpo-s{s}"]["difference"] for s in range(3) if f"grpo-s{s}" in against_sft]
     write(
@@ -221,6 +253,7 @@ def report(stages: Stages, parts: dict[str, list[str]], complete: bool) -> None:
         {
             "complete": complete,
             "start": "SmolLM2-135M-Instruct after bench_bands.py's SFT (oracle turns, train level 0, compact prompt)",
+            "start_model": arms.start,
             "recipe": RECIPE
             + [f"steps={STEPS}", f"tasks: every train family's level 0, seeds {TRAIN_SEEDS}"],
             "rollouts_per_grpo_run": ROLLOUTS,
@@ -234,10 +267,11 @@ def report(stages: Stages, parts: dict[str, list[str]], complete: bool) -> None:
             "against_sft": {k: v for k, v in against_sft.items() if k != "sft-control"},
             "grpo_mean_gain": round(sum(gains) / len(gains), 4) if gains else None,
             "grpo_seeds_measured": len(gains),
-            # Evaluations: wall time with a rollout in flight; training runs: the sum of their steps
-            # (both across sessions; a stage's own seconds count only its last invocation).
-            "seconds": seconds(stages),
-            "per_step": {f"grpo-s{s}": per_step(s) for s in range(3)},
+            # Evaluations: wall time with a rollout in flight; training runs: the sum of their steps.
+            "seconds": {
+                name: {k: v for k, v in arms.done[name].items() if k.endswith("seconds")} for name in done
+            },
+            "per_step": {f"grpo-s{s}": arms.done.get(f"grpo-s{s}", {}).get("per_step", []) for s in range(3)},
         },
     )
 
@@ -249,29 +283,47 @@ def main() -> None:
         )
     WORK.mkdir(parents=True, exist_ok=True)
     stages = Stages(WORK / "stages.json")
+    arms = Arms(local_model_key(str(SFT_MODEL)))
     # Fixed at the first start: families added later do not change a half-done comparison.
-    plan_file = WORK / "plan.json"
-    if not plan_file.is_file():
+    if not PLAN.is_file():
         train, held = level0(families(ACME))
         plan = {
             "held_out": held_out_ids(train, held, per_train=2, per_held=8),
             "train_families": [f"acme/{f.name}" for f in train],
             "rft_instances": train_instances(train, ROLLOUTS),
         }
-        plan_file.write_text(json.dumps(plan, indent=1) + "\n")
-    plan = json.loads(plan_file.read_text())
+        PLAN.write_text(json.dumps(plan, indent=1) + "\n")
+    plan = json.loads(PLAN.read_text())
     parts, refs = plan["held_out"], plan["train_families"]
     episodes = [i for part in parts.values() for i in part]
-    evaluate(stages, "sft", SFT_MODEL, episodes, seed=0)
-    evaluate(stages, "sft-control", SFT_MODEL, episodes, seed=1)
-    report(stages, parts, complete=False)
+
+    def arm(name: str, make_model, seed: int = 0, **extra) -> None:
+        """Make the arm's model, evaluate it, keep both in the arms' file (unless it is there)."""
+        if name in arms:
+            print(f"{name}: evaluated before", flush=True)
+            return
+        model = make_model()
+        arms.land(name, evaluate(stages, name, model, episodes, seed), **{k: f() for k, f in extra.items()})
+        report(arms, parts, complete=False)
+
+    arm("sft", lambda: SFT_MODEL)
+    arm("sft-control", lambda: SFT_MODEL, seed=1)
     for seed in range(3):
-        evaluate(stages, f"grpo-s{seed}", grpo(stages, seed, refs), episodes, seed=0)
-        report(stages, parts, complete=False)
-    evaluate(stages, "rft", rft(stages, plan["rft_instances"]), episodes, seed=0)
-    report(stages, parts, complete=False)
-    evaluate(stages, "more-sft", more_sft(stages), episodes, seed=0)
-    report(stages, parts, complete=True)
+        out = WORK / f"grpo-s{seed}"
+        arm(
+            f"grpo-s{seed}",
+            lambda seed=seed: grpo(stages, seed, refs),
+            training_seconds=lambda out=out: round(training_seconds(out), 1),
+            per_step=lambda out=out: per_step(out),
+        )
+    arm(
+        "rft",
+        lambda: rft(stages, plan["rft_instances"]),
+        sample_seconds=lambda: busy_seconds(rows_of("rft-sample")),
+        training_seconds=lambda: round(training_seconds(WORK / "rft"), 1),
+    )
+    arm("more-sft", lambda: more_sft(stages, arms.done["grpo-s0"]["training_seconds"]))
+    report(arms, parts, complete=True)
 
 
 if __name__ == "__main__":

@@ -197,7 +197,12 @@ def compare_runs(store_path: Path, before: str, after: str) -> dict:
     store = Store(str(store_path))
     runs = [paired_runs.outcomes(store.list_rollouts(run)) for run in (before, after)]
     store.close()
-    result = paired_runs.compare(*runs)
+    return compare_outcomes(*runs)
+
+
+def compare_outcomes(before: dict[tuple[str, int], bool], after: dict[tuple[str, int], bool]) -> dict:
+    """compare_runs over two runs' outcomes ((task, sample) -> passed, gym.batch.paired.outcomes)."""
+    result = paired_runs.compare(before, after)
     if result is None:
         return {"episodes": 0}
     return {
