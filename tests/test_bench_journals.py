@@ -1,0 +1,109 @@
+"""The long benches' committed journals: a later session (a fresh checkout) goes on where one stopped.
+
+bench_bands.py calibrates one family at a time and appends its outcomes to a journal; bench_learning.py
+keeps each evaluated arm. Both must skip what the journal holds, and refuse to pool the work of two
+different start models. The `egym calibrate` processes and the run store are stood in for here: what
+is tested is the bookkeeping around them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from bench import bench_bands, bench_learning
+
+KEY = "hf:sft/model@0123456789ab"
+
+
+def _row(task: str, reward: float, sample: int = 0) -> SimpleNamespace:
+    start = dt.datetime(2026, 11, 27, 20, 0, sample)
+    return SimpleNamespace(
+        task=task,
+        sample=sample,
+        status="done",
+        reward=reward,
+        passed=reward >= 1.0,
+        incomplete=None,
+        started_at=start,
+        finished_at=start + dt.timedelta(seconds=30),
+    )
+
+
+class FakeStore:
+    rows: dict[str, list] = {}
+
+    def __init__(self, path: str):
+        pass
+
+    def list_rollouts(self, run: str) -> list:
+        return self.rows.get(run, [])
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def bands(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_bands, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_bands, "JOURNAL", tmp_path / "bands-rollouts.jsonl")
+    monkeypatch.setattr(bench_bands, "local_model_key", lambda ref: KEY)
+    monkeypatch.setattr(bench_bands, "Store", FakeStore)
+    calls = []
+
+    def run(command, cwd):
+        calls.append(command)
+        family = command[command.index("calibrate") + 1]
+        FakeStore.rows = {f"{bench_bands.RUN}-{family.split('/')[1]}": [_row(f"{family}-l0-s1", 1.0)]}
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(bench_bands.subprocess, "run", run)
+    return calls
+
+
+def test_an_outcome_reads_back_as_it_was_written():
+    outcome = bench_bands.Outcome.of("acme/deal-owner", KEY, _row("acme/deal-owner-l0-s1", 0.5))
+    assert bench_bands.Outcome.parse(outcome.line()) == outcome
+
+
+def test_calibration_goes_on_with_the_families_the_journal_lacks(bands, tmp_path):
+    done = bench_bands.Outcome.of("acme/a", KEY, _row("acme/a-l0-s0", 0.0))
+    bench_bands.JOURNAL.write_text(done.line() + "\n")
+    progress = list(
+        bench_bands.calibrate_families(["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+    )
+    assert [command[command.index("calibrate") + 1] for command in bands] == ["acme/b"]
+    assert [o.family for o in progress[-1]] == ["acme/a", "acme/b"]
+    assert [o.family for o in bench_bands.journal()] == ["acme/a", "acme/b"]  # committed as it landed
+    rerun = list(
+        bench_bands.calibrate_families(["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+    )
+    assert rerun == [] and len(bands) == 1  # nothing left to do
+
+
+def test_calibration_refuses_a_journal_of_another_model(bands, tmp_path):
+    other = bench_bands.Outcome.of("acme/a", "hf:sft/model@ffffffffffff", _row("acme/a-l0-s0", 0.0))
+    bench_bands.JOURNAL.write_text(other.line() + "\n")
+    with pytest.raises(SystemExit, match="did not reproduce"):
+        list(bench_bands.calibrate_families(["acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db"))
+    assert bands == []
+
+
+def test_an_arm_lands_with_its_outcomes_and_refuses_another_start(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "learning-arms.json")
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    FakeStore.rows = {"eval-sft": [_row("acme/x-l0-s11", 1.0, 0), _row("acme/x-l0-s11", 0.0, 1)]}
+    bench_learning.Arms(KEY).land("sft", "eval-sft", training_seconds=12.5)
+
+    again = bench_learning.Arms(KEY)  # as a later session reads it
+    assert "sft" in again and "grpo-s0" not in again
+    assert again.outcomes("sft") == {("acme/x-l0-s11", 0): True, ("acme/x-l0-s11", 1): False}
+    assert again.done["sft"]["training_seconds"] == 12.5 and again.done["sft"]["eval_seconds"] == 31.0
+    assert json.loads(bench_learning.ARMS.read_text())["start"] == KEY
+    with pytest.raises(SystemExit, match="did not reproduce"):
+        bench_learning.Arms("hf:sft/model@ffffffffffff")
