@@ -108,6 +108,13 @@ def _batch_loss(
     return loss, int((targets != -100).sum())
 
 
+def _micro_batches(batch: list[tuple[list[int], int]], size: int) -> list[list[tuple[list[int], int]]]:
+    """The step's rows in forward passes of `size`, rows of like length together: a pass is padded to
+    its longest row, and a step's rows run 150 to 3,000 tokens (the step's gradient is the same sum)."""
+    rows = sorted(batch, key=lambda row: len(row[0]))
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
+
+
 def run_sft(
     config: SFTConfig, on_step: Callable[[dict[str, Any]], None] | None = None
 ) -> list[dict[str, Any]]:
@@ -149,10 +156,8 @@ def run_sft(
                 tokens = sum(len(ids) - start for ids, start in chosen)
                 optimizer.zero_grad(set_to_none=True)
                 total_loss = 0.0
-                for micro in range(0, len(chosen), config.micro_batch_size):
-                    loss, _ = _batch_loss(
-                        model, chosen[micro : micro + config.micro_batch_size], tokenizer.pad_token_id, device
-                    )
+                for micro in _micro_batches(chosen, config.micro_batch_size):
+                    loss, _ = _batch_loss(model, micro, tokenizer.pad_token_id, device)
                     (loss / tokens).backward()
                     total_loss += float(loss.detach())
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))

@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from trainer.sft import _batch_loss, _sequences
+from trainer.sft import _batch_loss, _micro_batches, _sequences
 
 
 def _plain_loss(model, batch, pad):
@@ -25,12 +25,16 @@ def _plain_loss(model, batch, pad):
     )
 
 
-def test_the_kept_logits_loss_and_its_gradient_equal_the_plain_ones():
+def _tiny_model():
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4
     )
-    model = LlamaForCausalLM(config).eval()
+    return LlamaForCausalLM(config).eval()
+
+
+def test_the_kept_logits_loss_and_its_gradient_equal_the_plain_ones():
+    model = _tiny_model()
     rng = random.Random(1)
     batch = [([rng.randrange(1, 97) for _ in range(n)], start) for n, start in ((30, 22), (41, 37), (25, 10))]
     plain = _plain_loss(model, batch, pad=0)
@@ -52,3 +56,21 @@ def test_a_long_prompt_loses_its_oldest_tokens_and_keeps_the_completion():
     ]
     ((ids, start),) = _sequences(examples, max_length=10)
     assert ids == [93, 94, 95, 96, 97, 98, 99, 7, 8, 9] and start == 7
+
+
+def test_a_steps_rows_go_into_passes_of_like_length_with_the_same_gradient():
+    rng = random.Random(2)
+    batch = [([rng.randrange(1, 97) for _ in range(n)], n - 3) for n in (40, 9, 60, 35, 10, 58, 38, 8)]
+    passes = _micro_batches(batch, 4)
+    assert sorted(row for rows in passes for row in rows) == sorted(batch)  # every row once
+    padded = sum(max(len(ids) for ids, _ in rows) * len(rows) for rows in passes)
+    assert padded == 4 * 35 + 4 * 60  # in the given order the passes would hold 4 * 60 + 4 * 58
+
+    def gradient(groups):
+        model = _tiny_model()
+        for rows in groups:
+            _batch_loss(model, rows, 0, torch.device("cpu"))[0].backward()
+        return [p.grad for p in model.parameters()]
+
+    for got, want in zip(gradient(passes), gradient([batch[:4], batch[4:]]), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
