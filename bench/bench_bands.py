@@ -153,9 +153,9 @@ def calibrate_families(
 def sft_data(stages: Stages, train: list[str], data: Path, store: Path) -> dict:
     """The SFT stage's data folder: restored from the committed copy, else made by `egym sft-data` and kept.
 
-    The oracle's turns carry ids the servers draw at random, so making the data again would train
-    another model; the journal's rollouts stay those of one model only if every session trains on
-    these very bytes."""
+    The oracle's turns hold what the servers answered (post ids among it), so making the data again
+    need not give the same bytes; the journal's rollouts stay those of one model only if every
+    session trains on these very bytes."""
     kept = SFT_DATA / "stage.json"
     if kept.is_file():
         if not (data / "data.jsonl").is_file():
