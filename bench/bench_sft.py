@@ -6,7 +6,8 @@ A micro-batch is padded to its longest row, and the calibration's SFT data (benc
 in bench/results/bands-sft-data/) holds rows of 154 to 3,072 tokens. The same steps of that data (the
 seed-0 shuffle `egym sft` draws, batches of 8, micro-batches of 4) are timed both ways on SmolLM2 in
 one process after an uncounted warm-up pass, alternating which goes first step by step so drift on
-the machine hits both; no optimizer step is taken, so both see the same weights. Reported: padded tokens, seconds, and the ratio like-length/shuffled.
+the machine hits both; no optimizer step is taken, so both see the same weights. Reported: padded
+tokens, seconds, and the ratio like-length/shuffled.
 """
 
 from __future__ import annotations
@@ -47,13 +48,14 @@ def main() -> None:
     sequences = _sequences(examples, config.max_length)
     order = list(range(len(sequences)))
     random.Random(config.seed).shuffle(order)
-    model, tokenizer = load_policy(config.model, config.seed, torch.device("cpu"))
+    cpu = torch.device("cpu")
+    model, tokenizer = load_policy(config.model, config.seed, cpu)
     model.train()
     ways = {"shuffled": in_order, "like_length": _micro_batches}
     figures = {name: {"seconds": 0.0, "padded_tokens": 0} for name in ways}
     size = config.micro_batch_size
     warm_up = sorted(sequences, key=lambda row: len(row[0]))[:size]  # a first pass pays for allocations
-    _batch_loss(model, warm_up, tokenizer.pad_token_id, torch.device("cpu"))[0].backward()
+    _batch_loss(model, warm_up, tokenizer.pad_token_id, cpu)[0].backward()
     model.zero_grad(set_to_none=True)
     for step in range(args.steps):
         batch = [sequences[i] for i in order[step * config.batch_size : (step + 1) * config.batch_size]]
@@ -61,7 +63,7 @@ def main() -> None:
             passes = ways[name](batch, size)
             started = time.perf_counter()
             for rows in passes:
-                _batch_loss(model, rows, tokenizer.pad_token_id, torch.device("cpu"))[0].backward()
+                _batch_loss(model, rows, tokenizer.pad_token_id, cpu)[0].backward()
             model.zero_grad(set_to_none=True)
             figures[name]["seconds"] += time.perf_counter() - started
             figures[name]["padded_tokens"] += sum(
