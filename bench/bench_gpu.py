@@ -12,6 +12,9 @@ no network: the models are random-weight Qwen2.5-0.5B and 1.5B shapes
   token, so exactly 256) on the 0.5B shape in bf16, plain `model.generate` then
   gym.models.engine.Engine on the same batch, each in tokens/s and as a share of
   the memory-bandwidth bound (peak bandwidths by device name in gpu_models.PEAKS);
+- decode_step: one decoding step of that batch taken apart: the host's time to
+  issue it against its wall time and the GPU's kernel time (and launches), then
+  the same step replayed as a CUDA graph over a static KV cache;
 - learner/<shape>/<full|lora>: Learner on 16 x 2,048-token sequences, bf16,
   gradient checkpointing: tokens/s, MFU against the device's dense bf16 peak,
   peak memory, and the share of trained elements one optimizer step changed;
@@ -59,6 +62,7 @@ class Sizes:
     requests: int
     prompt_tokens: int
     new_tokens: int
+    decode_steps: int
     learner_models: tuple[str, ...]
     sequences: int
     sequence_tokens: int
@@ -75,6 +79,7 @@ GPU = Sizes(
     requests=32,
     prompt_tokens=512,
     new_tokens=256,
+    decode_steps=20,
     learner_models=("QWEN_0_5B", "QWEN_1_5B"),
     sequences=16,
     sequence_tokens=2048,
@@ -90,6 +95,7 @@ SMALL = Sizes(
     requests=4,
     prompt_tokens=32,
     new_tokens=16,
+    decode_steps=4,
     learner_models=("TINY",),
     sequences=2,
     sequence_tokens=64,
@@ -101,7 +107,7 @@ SMALL = Sizes(
 
 # Seconds a part may take at GPU sizes on an H100 (estimated from the figures in issue 31, with room to
 # spare): a part is skipped when less than that is left of the budget.
-NEEDS = {"toy": 60, "engine": 90, "learner": 50, "grpo_step": 40}
+NEEDS = {"toy": 60, "engine": 90, "decode_step": 30, "learner": 50, "grpo_step": 40}
 BUDGET_S = 420  # the whole run, imports included, within 8 minutes
 
 
@@ -127,6 +133,17 @@ def plan(sizes: Sizes, peak: Any) -> list[Part]:
                 prompt=sizes.prompt_tokens,
                 new=sizes.new_tokens,
                 peak=peak,
+            ),
+        ),
+        Part(
+            "decode_step",
+            NEEDS["decode_step"],
+            functools.partial(
+                gpu_parts.decode_step,
+                model_name=sizes.engine_model,
+                requests=sizes.requests,
+                prompt=sizes.prompt_tokens,
+                steps=sizes.decode_steps,
             ),
         ),
     ]

@@ -180,6 +180,107 @@ def _engine(eng: Any, prompts: torch.Tensor, new: int) -> Any:
     return run
 
 
+# -- one decoding step, taken apart -------------------------------------------
+
+
+def decode_step(out: dict[str, Any], model_name: str, requests: int, prompt: int, steps: int) -> None:
+    """Where a decoding step's time goes: the host issuing it, against the GPU's kernels.
+
+    A step whose wall time is about its issue time and far above its kernel time is bound by the host
+    (Python and one launch per operation). The same step replayed as a CUDA graph over a static KV
+    cache shows what removing that would give. Greedy, one token per row per step, as in the engine.
+    """
+    from transformers import DynamicCache
+
+    shape = _model(model_name)
+    model = shape(0)[0].to(torch.bfloat16).eval()
+    device = next(model.parameters()).device
+    prompts = torch.randint(
+        0, model.config.vocab_size, (requests, prompt), generator=torch.Generator().manual_seed(0)
+    ).to(device)
+    out.update(model=shape.name, dtype="bfloat16", requests=requests, prompt_tokens=prompt, steps=steps)
+    with torch.no_grad():
+        cache = DynamicCache()
+        token = _greedy(model(input_ids=prompts, past_key_values=cache, use_cache=True, logits_to_keep=1))
+        synchronize()
+        issued, walls = [], []
+        for _ in range(steps):
+            began = time.perf_counter()
+            token = _greedy(model(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1))
+            issued.append(time.perf_counter() - began)
+            synchronize()
+            walls.append(time.perf_counter() - began)
+        out["eager"] = {
+            "issue_ms": round(statistics.median(issued) * 1e3, 3),
+            "wall_ms": round(statistics.median(walls) * 1e3, 3),
+        }
+        print(
+            f"decode step: eager {out['eager']['wall_ms']:.1f} ms, issued in {out['eager']['issue_ms']:.1f} ms"
+        )
+        if not torch.cuda.is_available():
+            return
+        out["eager"].update(
+            _kernel_time(lambda: model(input_ids=token, past_key_values=cache, logits_to_keep=1), steps)
+        )
+        print(
+            f"decode step: kernels {out['eager']['kernel_ms']:.2f} ms ({out['eager']['kernels']:.0f} launches)"
+        )
+        out["graph_wall_ms"] = round(_graph_step_ms(model, prompts, steps), 3)
+        print(f"decode step: as a CUDA graph {out['graph_wall_ms']:.2f} ms", flush=True)
+
+
+def _greedy(output: Any) -> torch.Tensor:
+    return output.logits[:, -1].argmax(-1, keepdim=True)
+
+
+def _kernel_time(step: Any, steps: int) -> dict[str, Any]:
+    """The GPU's kernel time and launches per call of `step`, from torch's profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        synchronize()
+    kernels = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return {
+        "kernel_ms": round(sum(e.self_device_time_total for e in kernels) / steps / 1e3, 3),
+        "kernels": sum(e.count for e in kernels) / steps,
+    }
+
+
+def _graph_step_ms(model: Any, prompts: torch.Tensor, steps: int) -> float:
+    """Median wall time of one decoding step captured once as a CUDA graph and replayed."""
+    from transformers import StaticCache
+
+    length = prompts.shape[1]
+    cache = StaticCache(config=model.config, max_cache_len=length + steps + 8)
+    positions = torch.arange(length, device=prompts.device)
+    token = _greedy(
+        model(input_ids=prompts, past_key_values=cache, cache_position=positions, logits_to_keep=1)
+    )
+    position = torch.tensor([length], device=prompts.device)
+    side = torch.cuda.Stream()  # warm-up off the default stream, as graph capture requires
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model(input_ids=token, past_key_values=cache, cache_position=position, logits_to_keep=1)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        following = _greedy(
+            model(input_ids=token, past_key_values=cache, cache_position=position, logits_to_keep=1)
+        )
+    walls = []
+    for _ in range(steps):
+        began = time.perf_counter()
+        token.copy_(following)
+        position.add_(1)
+        graph.replay()
+        synchronize()
+        walls.append(time.perf_counter() - began)
+    return statistics.median(walls) * 1e3
+
+
 # -- the learner -------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ def test_every_part_ran_without_error(report):
     assert set(report["parts"]) == {
         "toy",
         "engine",
+        "decode_step",
         "learner/tiny/full",
         "learner/tiny/lora",
         "grpo_step",
@@ -64,6 +65,14 @@ def test_engine_and_generate_make_every_token(report):
             engine["bandwidth_bound_tokens_per_s"] is None
             and report["parts"]["learner/tiny/full"]["mfu"] is None
         )
+
+
+def test_a_decoding_step_is_taken_apart(report):
+    step = report["parts"]["decode_step"]
+    assert step["steps"] == report["sizes"]["decode_steps"]
+    assert 0 < step["eager"]["issue_ms"] <= step["eager"]["wall_ms"]
+    if report["device"] == "cpu":  # kernel times and CUDA graphs exist only on CUDA
+        assert "kernel_ms" not in step["eager"] and "graph_wall_ms" not in step
 
 
 @pytest.mark.parametrize("mode", ["full", "lora"])
