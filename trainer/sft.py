@@ -7,7 +7,9 @@ sees them (prompt and completion rendered by gym.policies.chat_render), so the l
 lines, has no tokenisation step that could drift from the policy's, and shares the model
 loading (full or LoRA) with the GRPO learner. The result is an ordinary transformers folder
 (`<output_dir>/model`, a LoRA adapter merged in) that every policy loads and that `egym train`
-starts from with `model.path=<output_dir>/model`.
+starts from with `model.path=<output_dir>/model`. A run saves a checkpoint every `checkpoint_every`
+steps and a rerun of the same config goes on from the newest, to the same weights as an
+uninterrupted run (the shuffles are drawn again and the finished batches skipped).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +31,10 @@ from core.overrides import apply_overrides, read_yaml
 from core.validation import describe_validation_error
 from gym.harness.prompt import PromptStyle
 from gym.models.device import best_device, computing
+from trainer.checkpoint import find_resume, load_checkpoint, save_checkpoint
 from trainer.config import ModelConfig, _Section
+
+CHECKPOINTS = "checkpoints"
 
 
 class SFTConfig(_Section):
@@ -56,6 +62,13 @@ class SFTConfig(_Section):
     )
     max_grad_norm: float = Field(1.0, gt=0)
     threads: int | None = Field(None, ge=1, le=1024, description="torch CPU threads (default: torch's).")
+    checkpoint_every: int = Field(
+        10,
+        ge=0,
+        description="Steps between checkpoints (weights, optimizer, step) in <output_dir>/checkpoints; a rerun "
+        "of the same config goes on from the newest, to the same weights. Removed once the model is "
+        "written. 0: none.",
+    )
 
 
 def load_sft_config(path: str | Path, overrides: list[str] | None = None) -> SFTConfig:
@@ -142,15 +155,18 @@ def run_sft(
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.model_dump(mode="json"), indent=1) + "\n")
-    records: list[dict[str, Any]] = []
+    step = _resume(config, model, optimizer, schedule)
+    records = [r for r in _read_records(out / "metrics.jsonl") if r["step"] <= step]
     rng = random.Random(config.seed)
     model.train()
-    step = 0
     with (out / "metrics.jsonl").open("w") as metrics:
+        metrics.writelines(json.dumps(record) + "\n" for record in records)
         for epoch in range(config.epochs):
             order = list(range(len(sequences)))
-            rng.shuffle(order)
+            rng.shuffle(order)  # every epoch's order is drawn, so a resumed run skips the same batches
             for first in range(0, len(order), config.batch_size):
+                if epoch * steps_per_epoch + first // config.batch_size < step:
+                    continue
                 started = time.perf_counter()
                 chosen = [sequences[i] for i in order[first : first + config.batch_size]]
                 tokens = sum(len(ids) - start for ids, start in chosen)
@@ -180,10 +196,59 @@ def run_sft(
                 metrics.write(json.dumps(record) + "\n")
                 metrics.flush()
                 records.append(record)
+                if config.checkpoint_every and step % config.checkpoint_every == 0 and step < total:
+                    save_checkpoint(
+                        out / CHECKPOINTS,
+                        step,
+                        model=model,
+                        tokenizer=tokenizer,
+                        learner_state={
+                            "optimizer": optimizer.state_dict(),
+                            "scheduler": schedule.state_dict(),
+                        },
+                        state={"config": _resume_key(config)},
+                        keep=1,
+                    )
                 if on_step is not None:
                     on_step(record)
     _save(model, tokenizer, out / "model")
+    shutil.rmtree(out / CHECKPOINTS, ignore_errors=True)
     return records
+
+
+def _resume_key(config: SFTConfig) -> dict[str, Any]:
+    """What a checkpoint must share with the run that goes on from it (not the threads or the interval)."""
+    return config.model_dump(mode="json", exclude={"threads", "checkpoint_every"})
+
+
+def resume_point(config: SFTConfig) -> Path | None:
+    """The checkpoint a run of `config` goes on from: the newest in its output_dir, if any."""
+    return find_resume(Path(config.output_dir) / CHECKPOINTS, "auto")
+
+
+def _resume(config: SFTConfig, model: Any, optimizer: Any, schedule: Any) -> int:
+    """Load the newest checkpoint of this output_dir into the model, optimizer and schedule; its step (0: none)."""
+    found = resume_point(config)
+    if found is None:
+        return 0
+    root = found.parent
+    saved = json.loads((found / "state.json").read_text())
+    if saved["config"] != _resume_key(config):
+        changed = sorted(k for k in saved["config"] if saved["config"][k] != _resume_key(config).get(k))
+        raise ConfigError(
+            f"{found}: a checkpoint of another SFT config ({', '.join(changed)} differ); "
+            f"remove {root} to start again, or use another output_dir"
+        )
+    learner_state, _ = load_checkpoint(found, model)
+    optimizer.load_state_dict(learner_state["optimizer"])
+    schedule.load_state_dict(learner_state["scheduler"])
+    return int(saved["step"])
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _save(model: Any, tokenizer: Any, folder: Path) -> None:
@@ -194,7 +259,5 @@ def _save(model: Any, tokenizer: Any, folder: Path) -> None:
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     if folder.exists():
-        import shutil
-
         shutil.rmtree(folder)
     tmp.replace(folder)

@@ -147,13 +147,16 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
         from gym.batch.progress import eta, make_progress
-        from trainer.sft import load_sft_config, run_sft
+        from trainer.sft import load_sft_config, resume_point, run_sft
 
         cfg = load_sft_config(config, overrides or [])
         console = Console()
         console.print(
-            f"fine-tuning {cfg.model.path} on {cfg.data} for {cfg.epochs} epoch(s) -> {cfg.output_dir}"
+            f"fine-tuning {cfg.model.path or cfg.model.builder} on {cfg.data} for {cfg.epochs} epoch(s) "
+            f"-> {cfg.output_dir}"
         )
+        if (found := resume_point(cfg)) is not None:
+            console.print(f"going on from {found}")
         with make_progress(
             TextColumn("sft"),
             BarColumn(),
