@@ -57,6 +57,13 @@ class SFTConfig(_Section):
     weight_decay: float = Field(0.0, ge=0, le=1)
     batch_size: int = Field(8, ge=1, le=4096, description="Examples per optimizer step.")
     micro_batch_size: int = Field(4, ge=1, le=4096, description="Examples per forward pass.")
+    micro_batch_tokens: int | None = Field(
+        None,
+        ge=16,
+        description="At most this many tokens in a forward pass, padding included: the passes holding long rows "
+        "take fewer of them (a row longer than this goes alone). The activations of a pass grow with it. "
+        "None: micro_batch_size rows whatever their length.",
+    )
     max_length: int = Field(
         4096, ge=16, le=1_000_000, description="Longest prompt + completion; longer prompts lose their start."
     )
@@ -121,11 +128,21 @@ def _batch_loss(
     return loss, int((targets != -100).sum())
 
 
-def _micro_batches(batch: list[tuple[list[int], int]], size: int) -> list[list[tuple[list[int], int]]]:
-    """The step's rows in forward passes of `size`, rows of like length together: a pass is padded to
-    its longest row, and a step's rows run 150 to 3,000 tokens (the step's gradient is the same sum)."""
-    rows = sorted(batch, key=lambda row: len(row[0]))
-    return [rows[i : i + size] for i in range(0, len(rows), size)]
+def _micro_batches(
+    batch: list[tuple[list[int], int]], size: int, max_tokens: int | None = None
+) -> list[list[tuple[list[int], int]]]:
+    """The step's rows in forward passes of at most `size` rows and `max_tokens` padded tokens, rows of
+    like length together: a pass is padded to its longest row, and a step's rows run 150 to 3,000
+    tokens (the step's gradient is the same sum)."""
+    passes: list[list[tuple[list[int], int]]] = []
+    for row in sorted(batch, key=lambda row: len(row[0])):
+        last = passes[-1] if passes else []
+        fits = max_tokens is None or (len(last) + 1) * len(row[0]) <= max_tokens  # row: the longest yet
+        if last and len(last) < size and fits:
+            last.append(row)
+        else:
+            passes.append([row])
+    return passes
 
 
 def run_sft(
@@ -172,7 +189,7 @@ def run_sft(
                 tokens = sum(len(ids) - start for ids, start in chosen)
                 optimizer.zero_grad(set_to_none=True)
                 total_loss = 0.0
-                for micro in _micro_batches(chosen, config.micro_batch_size):
+                for micro in _micro_batches(chosen, config.micro_batch_size, config.micro_batch_tokens):
                     loss, _ = _batch_loss(model, micro, tokenizer.pad_token_id, device)
                     (loss / tokens).backward()
                     total_loss += float(loss.detach())

@@ -74,3 +74,12 @@ def test_a_steps_rows_go_into_passes_of_like_length_with_the_same_gradient():
 
     for got, want in zip(gradient(passes), gradient([batch[:4], batch[4:]]), strict=True):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_a_token_budget_gives_long_rows_smaller_passes():
+    batch = [([1] * n, n - 1) for n in (10, 200, 12, 90, 11, 100, 95, 9)]
+    passes = _micro_batches(batch, 4, max_tokens=200)
+    assert [[len(ids) for ids, _ in rows] for rows in passes] == [[9, 10, 11, 12], [90, 95], [100], [200]]
+    assert all(len(rows) * max(len(ids) for ids, _ in rows) <= 200 for rows in passes)
+    assert _micro_batches(batch, 4, max_tokens=None) == _micro_batches(batch, 4)  # rows alone bound them
+    assert [len(rows) for rows in _micro_batches(batch, 4, max_tokens=150)][-1] == 1  # too long: alone
