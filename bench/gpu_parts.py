@@ -215,7 +215,8 @@ def decode_step(out: dict[str, Any], model_name: str, requests: int, prompt: int
             "wall_ms": round(statistics.median(walls) * 1e3, 3),
         }
         print(
-            f"decode step: eager {out['eager']['wall_ms']:.1f} ms, issued in {out['eager']['issue_ms']:.1f} ms"
+            f"decode step: eager {out['eager']['wall_ms']:.1f} ms, issued in {out['eager']['issue_ms']:.1f} ms",
+            flush=True,
         )
         if not torch.cuda.is_available():
             return
@@ -223,7 +224,8 @@ def decode_step(out: dict[str, Any], model_name: str, requests: int, prompt: int
             _kernel_time(lambda: model(input_ids=token, past_key_values=cache, logits_to_keep=1), steps)
         )
         print(
-            f"decode step: kernels {out['eager']['kernel_ms']:.2f} ms ({out['eager']['kernels']:.0f} launches)"
+            f"decode step: kernels {out['eager']['kernel_ms']:.2f} ms ({out['eager']['kernels']:.0f} launches)",
+            flush=True,
         )
         out["graph_wall_ms"] = round(_graph_step_ms(model, prompts, steps), 3)
         print(f"decode step: as a CUDA graph {out['graph_wall_ms']:.2f} ms", flush=True)
