@@ -13,6 +13,7 @@ tokens, seconds, and the ratio like-length/shuffled.
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import random
@@ -51,7 +52,8 @@ def main() -> None:
     cpu = torch.device("cpu")
     model, tokenizer = load_policy(config.model, config.seed, cpu)
     model.train()
-    ways = {"shuffled": in_order, "like_length": _micro_batches}
+    like_length = functools.partial(_micro_batches, max_tokens=config.micro_batch_tokens)  # as egym sft cuts
+    ways = {"shuffled": in_order, "like_length": like_length}
     figures = {name: {"seconds": 0.0, "padded_tokens": 0} for name in ways}
     size = config.micro_batch_size
     warm_up = sorted(sequences, key=lambda row: len(row[0]))[:size]  # a first pass pays for allocations

@@ -249,9 +249,9 @@ def _resume(config: SFTConfig, model: Any, optimizer: Any, schedule: Any) -> int
     if found is None:
         return 0
     root = found.parent
-    saved = json.loads((found / "state.json").read_text())
-    if saved["config"] != _resume_key(config):
-        changed = sorted(k for k in saved["config"] if saved["config"][k] != _resume_key(config).get(k))
+    saved, ours = json.loads((found / "state.json").read_text()), _resume_key(config)
+    if saved["config"] != ours:
+        changed = sorted(k for k in saved["config"] if saved["config"][k] != ours.get(k))
         raise ConfigError(
             f"{found}: a checkpoint of another SFT config ({', '.join(changed)} differ); "
             f"remove {root} to start again, or use another output_dir"

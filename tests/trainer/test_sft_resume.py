@@ -58,6 +58,17 @@ def _config(data: Path, out: Path, **changes) -> SFTConfig:
     )
 
 
+def _run_until_killed(config: SFTConfig, at_step: int) -> None:
+    """Run `config` and kill it as step `at_step` lands, as a crash would."""
+
+    def kill(record):
+        if record["step"] == at_step:
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_sft(config, on_step=kill)
+
+
 def _weights(out: Path) -> dict[str, torch.Tensor]:
     return load_file(str(out / "model" / "model.safetensors"))
 
@@ -66,13 +77,8 @@ def test_a_killed_run_goes_on_to_the_same_weights_and_metrics(data, tmp_path):
     whole = run_sft(_config(data, tmp_path / "whole"))
     assert [r["step"] for r in whole] == [1, 2, 3, 4, 5, 6]
 
-    def kill_at_5(record):
-        if record["step"] == 5:
-            raise Killed
-
     cut = tmp_path / "cut"
-    with pytest.raises(Killed):
-        run_sft(_config(data, cut), on_step=kill_at_5)
+    _run_until_killed(_config(data, cut), at_step=5)
     assert [p.name for p in (cut / "checkpoints").iterdir()] == ["step-000004"]  # keeps the newest only
 
     again = run_sft(_config(data, cut, threads=2))  # threads may change between the two
@@ -88,24 +94,12 @@ def test_a_killed_run_goes_on_to_the_same_weights_and_metrics(data, tmp_path):
 
 def test_a_checkpoint_of_another_config_is_refused_by_name(data, tmp_path):
     out = tmp_path / "run"
-
-    def kill_at_3(record):
-        if record["step"] == 3:
-            raise Killed
-
-    with pytest.raises(Killed):
-        run_sft(_config(data, out), on_step=kill_at_3)
+    _run_until_killed(_config(data, out), at_step=3)
     with pytest.raises(ConfigError, match=r"step-000002: a checkpoint of another SFT config \(lr differ\)"):
         run_sft(_config(data, out, lr=5e-4))
 
 
 def test_no_checkpoints_when_switched_off(data, tmp_path):
     out = tmp_path / "run"
-
-    def kill_at_3(record):
-        if record["step"] == 3:
-            raise Killed
-
-    with pytest.raises(Killed):
-        run_sft(_config(data, out, checkpoint_every=0), on_step=kill_at_3)
+    _run_until_killed(_config(data, out, checkpoint_every=0), at_step=3)
     assert not (out / "checkpoints").exists()
