@@ -60,8 +60,9 @@ browser:
 	  || echo "[browser] chromium missing: install Debian's chromium package for the dashboard tests"
 
 # Every test: besides setup, the real Mattermost image, Compose v2 and Chromium that some tests drive.
+# The 25 slowest are listed at the end: the suite must stay well under 30 minutes.
 test: setup test-deps mattermost compose browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 # No Docker engine, image or bundled model needed: everything not marked docker, model or slow.
 test-fast: test-deps

@@ -25,9 +25,11 @@ A band holds for the model it was measured with, so it is written under that mod
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from gym.tasks import Band, BandEvidence
 
@@ -181,7 +183,7 @@ async def calibrate_run(
     for unit, tasks in units.items():
         cal = measured[unit]
         if write and cal.band is not None and cal.samples >= min_samples:
-            policy = req.policy + (f" {req.model}" if req.model else "")
+            policy = req.policy + (f" {_shown_model(req.model)}" if req.model else "")
             evidence = BandEvidence(
                 pass_rate=cal.pass_rate or 0.0,
                 interval=(cal.low, cal.high),
@@ -192,6 +194,17 @@ async def calibrate_run(
             _save(tasks, model, cal.band, evidence)
         out.append(cal)
     return out
+
+
+def _shown_model(model: str) -> str:
+    """The model as a shipped bands file should name it: a folder under the working directory relative to
+    it (another machine has no /home/me/...), anything else as given (a hub name, an endpoint)."""
+    path = Path(model).expanduser()
+    if not path.is_absolute() or not path.exists():
+        return model
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    return model
 
 
 def _save(tasks, model: str, band: Band, evidence: BandEvidence) -> None:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from gym.batch import BatchRequest
 from gym.batch.executors import LocalExecutor
-from gym.calibrate import Score, band_for, calibrate_run, calibrate_scores, wilson_interval
+from gym.calibrate import Score, _shown_model, band_for, calibrate_run, calibrate_scores, wilson_interval
 from gym.cli import app
 from gym.store import Store
 from gym.tasks import discover_tasks, load_task
@@ -179,3 +179,16 @@ async def test_rounds_stop_where_the_band_is_settled_and_go_on_up_to_the_cap_els
     assert got == {"mini/pass-99": (8, 8, "too-easy", True), "mini/pass-0": (0, 24, "too-hard", False)}
     (run,) = store.list_runs(kind="calibrate")
     assert store.run_stats(run.id)["done"] == 32
+
+
+def test_a_local_model_is_named_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """A shipped bands file must not carry this machine's paths; hub names and outside folders stay."""
+    model = tmp_path / "runs" / "sft" / "model"
+    model.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert _shown_model(str(model)) == "runs/sft/model"
+    assert _shown_model("HuggingFaceTB/SmolLM2-135M-Instruct") == "HuggingFaceTB/SmolLM2-135M-Instruct"
+    monkeypatch.chdir(model)  # the model folder is not under the working directory
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    assert _shown_model(str(elsewhere)) == str(elsewhere)

@@ -74,13 +74,10 @@ def driver_site() -> Path:
             return root / "site"
         wheels = root / "wheels"
         platforms = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64"]
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", DRIVER,
-             "--only-binary=:all:", "--implementation", "cp", "--python-version", CONTAINER_PYTHON,
-             *[arg for p in platforms for arg in ("--platform", p)], "-d", str(wheels)],
-            capture_output=True,
-            text=True,
-        )  # fmt: skip
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", DRIVER]
+        pip += ["--only-binary=:all:", "--implementation", "cp", "--python-version", CONTAINER_PYTHON]
+        pip += [arg for p in platforms for arg in ("--platform", p)] + ["-d", str(wheels)]
+        done = subprocess.run(pip, capture_output=True, text=True)
         if done.returncode != 0:
             pytest.fail(f"pip download {DRIVER}: {done.stderr.strip()[-1500:]}")
         for wheel in sorted(wheels.glob("*.whl")):
@@ -103,12 +100,9 @@ def js_client_modules() -> Path:
                 pytest.skip("npm is not on this machine: the JavaScript client cannot be installed")
             root.mkdir(parents=True, exist_ok=True)
             (root / "package.json").write_text('{"private": true}\n')
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root), JS_CLIENT,
-                 f"@mattermost/types@{version}"],
-                capture_output=True,
-                text=True,
-            )  # fmt: skip
+            install = [npm, "install", "--no-audit", "--no-fund", "--prefix", str(root)]
+            install += [JS_CLIENT, f"@mattermost/types@{version}"]
+            done = subprocess.run(install, capture_output=True, text=True)
             if done.returncode != 0:
                 pytest.fail(f"npm install {JS_CLIENT}: {done.stderr.strip()[-1500:]}")
             (root / ".complete").touch()
