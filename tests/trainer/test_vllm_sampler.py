@@ -7,6 +7,7 @@ never vLLM itself: that has not run.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from types import SimpleNamespace
@@ -103,6 +104,10 @@ def test_each_lora_update_is_a_new_adapter_folder_under_a_new_id(llm_class):
     )
     assert json.loads((folder / "adapter_config.json").read_text())["r"] == 4
     assert sorted(p.name for p in sampler.adapter_root.iterdir()) == ["v2", "v3"]  # older ones removed
+    root = sampler.adapter_root
+    del sampler  # nothing else holds it: its folder goes with it
+    gc.collect()
+    assert not root.exists()
 
 
 def test_the_chat_policy_is_the_gyms_vllm_policy_on_the_same_engine(llm_class):

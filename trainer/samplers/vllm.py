@@ -35,7 +35,9 @@ class VLLMSampler:
     def __init__(self, engine: VLLMEngine, tokenizer: Any) -> None:
         self.engine = engine
         self.tokenizer = tokenizer
-        self.adapter_root = Path(tempfile.mkdtemp(prefix="egym-lora-"))
+        # removed when the sampler is collected or the process exits (mkdtemp left one per run in /tmp)
+        self._adapters = tempfile.TemporaryDirectory(prefix="egym-lora-")
+        self.adapter_root = Path(self._adapters.name)
         self.version = 0
 
     @classmethod
