@@ -10,10 +10,12 @@ so a rerun goes on where a crash or a stop left it (the calibration itself resum
          family (seeds 0-3), with the compact system prompt SmolLM2 is trained and measured with. The
          data is committed (bench/results/bands-sft-data/) and later sessions restore it.
 2. sft:  `egym sft trainer/configs/sft-smollm2.yaml` on that data, one epoch (warmstart.json's recipe).
-3. calibrate: `egym calibrate <family> --split train --seeds 0-11 -k 1` with the hf policy on the
-         SFT model, one family at a time: one rollout per distinct train instance, 6-12 per family level,
-         pooled per level (a band is written from 6: 12 levels have fewer than 8 distinct train instances
-         in these seeds). Each family's bands land in families/bands.yaml and its rollouts' outcomes in
+3. calibrate: `egym calibrate <instances> -k 1 --min-samples 6` with the hf policy on the SFT model,
+         one family at a time, in two rounds over the family's train instances among seeds 0-11
+         (`rounds`): first each level's first 6, then all of them (6-12 a level) for the levels
+         with a pass among their first 6 (before this rule, the first three families sampled every
+         instance, or in budget-actuals some: those outcomes are kept). Rollouts are pooled per level.
+         Each family's bands land in families/bands.yaml and its rollouts' outcomes in
          bench/results/bands-rollouts.jsonl as soon as it is done; both are committed, so a later session
          (a fresh checkout: .egym is gone) trains again on the same data and goes on with the next
          family. The SFT is deterministic on the CPU, and the journal names the model's key (its weights'
@@ -45,7 +47,7 @@ from bench.bench_warmstart import ACME, EGYM, Stages, busy_seconds, level0  # no
 from bench.common import write  # noqa: E402
 from gym.calibrate import Score, calibrate_scores, calibration_units  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
-from gym.families import families  # noqa: E402
+from gym.families import INSTANCE_ID, families  # noqa: E402
 from gym.models.identity import local_model_key  # noqa: E402
 from gym.store import Store  # noqa: E402
 
@@ -55,6 +57,8 @@ SFT_DATA = ROOT / "bench" / "results" / "bands-sft-data"  # committed: every ses
 RUN = "bands-smollm2-sft"
 HARNESS = ["-H", "prompt=compact"]
 POLICY_OPTIONS = ["-o", "seed=0", "-o", "max_new_tokens=256"]
+# Instances per level before the second round (`rounds`); also the fewest a band is written from.
+FIRST_ROUND = 6
 
 
 @dataclass(frozen=True)
@@ -104,10 +108,37 @@ def journal() -> list[Outcome]:
     return [Outcome.parse(line) for line in JOURNAL.read_text().splitlines() if line.strip()]
 
 
+def level_instances(ref: str, seeds: str) -> dict[int, list[str]]:
+    """A family's train instances among `seeds`, per level, in seed order."""
+    from gym.cli.options import select_tasks
+
+    found = collections.defaultdict(list)
+    for task in select_tasks([ref], seeds=seeds, split="train"):
+        match = INSTANCE_ID.match(task.key.partition("/")[2])
+        found[int(match["level"])].append((int(match["seed"]), task.key))
+    return {level: [key for _, key in sorted(pairs)] for level, pairs in sorted(found.items())}
+
+
+def rounds(levels: dict[int, list[str]], rows: list) -> tuple[list[str], list[str]]:
+    """The instances of the first round, and of the second given the run's `rows` so far.
+
+    First: each level's first FIRST_ROUND instances, and any other already done in this run (an
+    earlier design sampled them; their outcomes are kept, not thrown away). Second: every instance
+    of the levels with a pass among their done rollouts, and nothing for the others: 0 passes in 6
+    or 12 is the same band (too-hard) and neither interval is confident (that takes about 70), while
+    a level with a pass can move between too-hard, hard and target with more samples."""
+    done = {row.task for row in rows if row.status == "done"}
+    first = [key for keys in levels.values() for i, key in enumerate(keys) if i < FIRST_ROUND or key in done]
+    passed = {row.task for row in rows if row.status == "done" and row.passed}
+    second = [key for keys in levels.values() if passed & set(keys) for key in keys]
+    return first, second
+
+
 def calibrate_families(
     refs: list[str], seeds: str, concurrency: int, model: Path, store: Path
 ) -> Iterator[list[Outcome]]:
-    """Calibrate each family not in the journal yet, one `egym calibrate` per family; after each, every outcome so far."""
+    """Calibrate each family not in the journal yet, by `egym calibrate` in rounds (see `rounds`);
+    after each family, every outcome so far."""
     key = local_model_key(str(model))
     outcomes = journal()
     others = sorted({o.model for o in outcomes} - {key})
@@ -121,33 +152,39 @@ def calibrate_families(
         if ref in done:
             continue
         run = f"{RUN}-{ref.split('/')[-1]}"
-        command = [
-            *EGYM,
-            "calibrate",
-            ref,
-            "--split",
-            "train",
-            "--seeds",
-            seeds,
-            "-k",
-            "1",
-            "--min-samples",
-            "6",
-        ]
-        command += ["--policy", "hf", "--model", str(model), *POLICY_OPTIONS, *HARNESS]
-        command += ["--concurrency", str(concurrency), "--run", run, "--store", str(store)]
-        print(f"calibrate {number}/{len(refs)} ({len(done)} done): {' '.join(command)}", flush=True)
-        code = subprocess.run(command, cwd=ROOT).returncode
-        if code != 0:  # its stored rollouts are kept: the next run resumes the family
-            sys.exit(f"calibrating {ref} failed (exit {code}); rerun to go on")
-        runs = Store(str(store))
-        landed = [Outcome.of(ref, key, row) for row in runs.list_rollouts(run)]
-        runs.close()
+        levels = level_instances(ref, seeds)
+        asked = set()
+        for round_number in (1, 2):
+            instances = rounds(levels, stored_rows(store, run))[round_number - 1]
+            asked.update(instances)
+            if not instances:
+                continue
+            command = [*EGYM, "calibrate", *instances, "-k", "1", "--min-samples", str(FIRST_ROUND)]
+            command += ["--policy", "hf", "--model", str(model), *POLICY_OPTIONS, *HARNESS]
+            command += ["--concurrency", str(concurrency), "--run", run, "--store", str(store)]
+            print(
+                f"calibrate {number}/{len(refs)} ({len(done)} done), {ref} round {round_number}: "
+                f"{len(instances)} instances: {' '.join(command)}",
+                flush=True,
+            )
+            code = subprocess.run(command, cwd=ROOT).returncode
+            if code != 0:  # its stored rollouts are kept: the next run resumes the family
+                sys.exit(f"calibrating {ref} failed (exit {code}); rerun to go on")
+        # not a rollout an earlier design left unfinished and this one no longer asks for
+        landed = [Outcome.of(ref, key, row) for row in stored_rows(store, run) if row.task in asked]
         with JOURNAL.open("a") as out:
             out.writelines(outcome.line() + "\n" for outcome in landed)
         outcomes += landed
         done.add(ref)
         yield outcomes
+
+
+def stored_rows(store: Path, run: str) -> list:
+    runs = Store(str(store))
+    try:
+        return runs.list_rollouts(run)
+    finally:
+        runs.close()
 
 
 def sft_data(stages: Stages, train: list[str], data: Path, store: Path) -> dict:
@@ -240,9 +277,11 @@ def main() -> None:
                 "commands": {
                     "data": "egym sft-data <train families> --levels 0 --seeds 0-3 -H prompt=compact",
                     "sft": "egym sft trainer/configs/sft-smollm2.yaml epochs=1 lr=1e-4 prompt=compact",
-                    "calibrate": f"egym calibrate <family> --split train --seeds {args.seeds} -k 1 --min-samples 6 "
-                    f"-p hf -m <sft model> -o seed=0 -o max_new_tokens=256 -H prompt=compact "
-                    f"--concurrency {args.concurrency}, for each train family",
+                    "calibrate": "egym calibrate <instances> -k 1 --min-samples 6 -p hf -m <sft model> "
+                    f"-o seed=0 -o max_new_tokens=256 -H prompt=compact --concurrency {args.concurrency}, "
+                    f"for each train family: first each level's first 6 train instances among seeds "
+                    f"{args.seeds}, then all of them for the levels with a pass among those 6 (the first "
+                    "families, before this rule: every instance, all kept)",
                 },
                 "sft_data": made,
                 "sft": trained,

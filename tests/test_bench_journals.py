@@ -47,18 +47,30 @@ class FakeStore:
         pass
 
 
+PASSING: set[str] = set()  # the instances whose stood-in rollout passes
+
+
+def _levels(ref: str, seeds: str) -> dict[int, list[str]]:
+    return {level: [f"{ref}-l{level}-s{seed}" for seed in range(12)] for level in (0, 1)}
+
+
 @pytest.fixture
 def bands(tmp_path, monkeypatch):
     monkeypatch.setattr(bench_bands, "ROOT", tmp_path)
     monkeypatch.setattr(bench_bands, "JOURNAL", tmp_path / "bands-rollouts.jsonl")
     monkeypatch.setattr(bench_bands, "local_model_key", lambda ref: KEY)
     monkeypatch.setattr(bench_bands, "Store", FakeStore)
+    monkeypatch.setattr(bench_bands, "level_instances", _levels)
+    FakeStore.rows = {}
+    PASSING.clear()
     calls = []
 
-    def run(command, cwd):
+    def run(command, cwd):  # `egym calibrate <instances> -k 1 ...`: one stored rollout per new instance
         calls.append(command)
-        family = command[command.index("calibrate") + 1]
-        FakeStore.rows = {f"{bench_bands.RUN}-{family.split('/')[1]}": [_row(f"{family}-l0-s1", 1.0)]}
+        instances = command[command.index("calibrate") + 1 : command.index("-k")]
+        rows = FakeStore.rows.setdefault(command[command.index("--run") + 1], [])
+        stored = {row.task for row in rows}
+        rows += [_row(task, float(task in PASSING)) for task in instances if task not in stored]
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(bench_bands.subprocess, "run", run)
@@ -76,13 +88,38 @@ def test_calibration_goes_on_with_the_families_the_journal_lacks(bands, tmp_path
     progress = list(
         bench_bands.calibrate_families(["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db")
     )
-    assert [command[command.index("calibrate") + 1] for command in bands] == ["acme/b"]
-    assert [o.family for o in progress[-1]] == ["acme/a", "acme/b"]
-    assert [o.family for o in bench_bands.journal()] == ["acme/a", "acme/b"]  # committed as it landed
+    assert [command[command.index("--run") + 1] for command in bands] == [f"{bench_bands.RUN}-b"]
+    assert [o.family for o in progress[-1]] == ["acme/a"] + ["acme/b"] * 12
+    assert bench_bands.journal() == progress[-1]  # committed as it landed
     rerun = list(
         bench_bands.calibrate_families(["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db")
     )
     assert rerun == [] and len(bands) == 1  # nothing left to do
+
+
+def test_a_level_gets_its_second_six_instances_only_after_a_pass_in_its_first(bands, tmp_path):
+    PASSING.add("acme/a-l1-s2")
+    (outcomes,) = bench_bands.calibrate_families(["acme/a"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+    first, second = (command[command.index("calibrate") + 1 : command.index("-k")] for command in bands)
+    assert first == [f"acme/a-l{level}-s{seed}" for level in (0, 1) for seed in range(6)]
+    assert second == [f"acme/a-l1-s{seed}" for seed in range(12)]  # the whole level, so its band pools all 12
+    assert sorted(o.task for o in outcomes) == sorted(first + second[6:])
+
+
+def test_the_first_round_keeps_what_an_earlier_design_already_sampled():
+    levels = _levels("acme/a", "0-11")
+    earlier = [_row("acme/a-l0-s11", 0.0), _row("acme/a-l0-s7", 0.0)]
+    earlier[1].status = "running"  # cut off: it is not kept for its own sake
+    first, second = bench_bands.rounds(levels, earlier)
+    assert first == [*levels[0][:6], "acme/a-l0-s11", *levels[1][:6]] and second == []
+
+
+def test_the_journal_leaves_out_a_rollout_no_round_asks_for(bands, tmp_path):
+    cut_off = _row("acme/a-l0-s9", 0.0)
+    cut_off.status = "running"  # killed mid-rollout under the earlier design
+    FakeStore.rows = {f"{bench_bands.RUN}-a": [cut_off]}
+    (outcomes,) = bench_bands.calibrate_families(["acme/a"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+    assert len(outcomes) == 12 and "acme/a-l0-s9" not in {o.task for o in outcomes}
 
 
 def test_calibration_refuses_a_journal_of_another_model(bands, tmp_path):
