@@ -25,7 +25,6 @@ A band holds for the model it was measured with, so it is written under that mod
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -199,11 +198,9 @@ async def calibrate_run(
 def _shown_model(model: str) -> str:
     """The model as a shipped bands file should name it: a folder under the working directory relative to
     it (another machine has no /home/me/...), anything else as given (a hub name, an endpoint)."""
-    path = Path(model).expanduser()
-    if not path.is_absolute() or not path.exists():
-        return model
-    with contextlib.suppress(ValueError):
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    path, here = Path(model).expanduser(), Path.cwd().resolve()
+    if path.is_absolute() and path.exists() and path.resolve().is_relative_to(here):
+        return str(path.resolve().relative_to(here))
     return model
 
 

@@ -19,6 +19,7 @@ from gym.validate import ValidateOptions, validate_tasks
 
 pytestmark = pytest.mark.docker
 ACME = Path(__file__).resolve().parents[2] / "tasks" / "acme"
+TASKS = discover_tasks(ACME)
 
 
 @pytest.fixture
@@ -29,12 +30,12 @@ def no_judge(monkeypatch):
 
 
 def test_the_world_bundles_its_hand_written_tasks():
-    assert len(discover_tasks(ACME)) >= 12
+    assert len(TASKS) >= 12
 
 
 # One test a task: each has its own time limit and its own line in a failure or `--durations`
 # (all 14 in one test took 5-10 minutes, against pytest's limit of 10 on a busy machine).
-@pytest.mark.parametrize("task", discover_tasks(ACME), ids=lambda task: task.key)
+@pytest.mark.parametrize("task", TASKS, ids=lambda task: task.key)
 def test_each_acme_task_validates(task, docker_image, no_judge):
     (report,) = asyncio.run(validate_tasks([task], ValidateOptions(concurrency=2)))
     assert report.problems == []
