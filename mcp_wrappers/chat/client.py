@@ -22,6 +22,8 @@ AGENT_ENV_FILE = Path("/home/agent/.config/egym/chat.env")
 ADMIN_TOKEN_FILE = Path("/egym/secrets/chat-admin-token")
 PAGE = 200
 RETRY_PAUSES_S = (0.2, 0.5, 1.0, 2.0, 4.0)  # before each retry of a GET whose answer is not JSON
+# How GET /users/{id}/channels begins for a user in no channel (api4/channel.go, getChannelsForUser).
+NO_CHANNELS_STREAMED = '[{"id":"app.channel.get_channels.not_found.app_error"'
 
 
 class ApiError(Exception):
@@ -199,9 +201,10 @@ class MattermostClient:
 
     def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
         """The answer's JSON. A 2xx body that is not JSON raises ApiError; a GET, which changes
-        nothing, is tried again first, after a growing pause. (A real Mattermost under heavy load
-        now and then answers 200 with a body that has an error document appended to it.)"""
-        response = self.request(method, path, **kwargs)
+        nothing, is tried again first, after a growing pause, in case the body was cut short."""
+        return self._json(self.request(method, path, **kwargs), method, path, **kwargs)
+
+    def _json(self, response: httpx.Response, method: str, path: str, **kwargs: Any) -> Any:
         for pause in RETRY_PAUSES_S if method == "GET" else ():
             try:
                 return response.json()
@@ -304,7 +307,15 @@ class MattermostClient:
         return [Channel.model_validate(c) for c in self.get(f"/users/{user_id}/teams/{team_id}/channels")]
 
     def user_channels(self, user_id: str) -> list[Channel]:
-        return [Channel.model_validate(c) for c in self.get(f"/users/{user_id}/channels")]
+        """Every channel the user is in, in every team. Real Mattermost streams this list: it has
+        written `[` before it looks, so a user in no channel gets `[` and then its not-found error
+        document, with status 200. That is an empty list. (Such a user appears by itself: the server
+        makes its `system-bot` when its post-reminder job first runs, at the next five-minute mark.)"""
+        path = f"/users/{user_id}/channels"
+        response = self.request("GET", path)
+        if response.text.startswith(NO_CHANNELS_STREAMED):
+            return []
+        return [Channel.model_validate(c) for c in self._json(response, "GET", path)]
 
     def public_channels(self, team_id: str) -> list[Channel]:
         return [Channel.model_validate(c) for c in self._pages(f"/teams/{team_id}/channels")]

@@ -54,3 +54,26 @@ def test_an_error_answer_that_is_not_json_keeps_its_status():
     with pytest.raises(ApiError) as caught:
         client.get("/users/me")
     assert caught.value.status == 502 and "Bad Gateway" in caught.value.message
+
+
+def test_a_user_in_no_channel_has_none_though_mattermost_streams_an_error_after_its_bracket():
+    """Real Mattermost writes `[` before it looks up the user's channels (tests/mcp_wrappers/
+    test_mattermost_real.py meets it); a not-found after that is an empty list, not a retry."""
+    seen: list[str] = []
+    streamed = (
+        '[{"id":"app.channel.get_channels.not_found.app_error","message":"No channels were found.",'
+        '"detailed_error":"","request_id":"x","status_code":404}'
+    )
+    client = _client([httpx.Response(200, text=streamed)], seen)
+    assert client.user_channels("u1") == []
+    assert seen == ["GET /api/v4/users/u1/channels"]
+
+
+def test_a_user_channels_body_cut_short_is_still_retried():
+    seen: list[str] = []
+    channel = {"id": "c1", "name": "finance", "display_name": "Finance", "type": "P", "team_id": "t"}
+    client = _client(
+        [httpx.Response(200, text='[{"id": "c1", "na'), httpx.Response(200, json=[channel])], seen
+    )
+    assert [c.name for c in client.user_channels("u1")] == ["finance"]
+    assert len(seen) == 2
