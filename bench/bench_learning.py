@@ -10,16 +10,19 @@ from its last checkpoint, a batch from its stored rollouts). Each arm (a model a
 lands, once evaluated, in bench/results/learning-arms.json with its episodes' outcomes and its
 training diagnostics, next to the plan (learning-plan.json): both are committed, so a later session
 (a fresh checkout, without .egym or its checkpoints) goes on with the next arm; an arm cut off by
-the end of a session starts again. The recipe was fixed before any run
-(no val-split search here: one recipe, said below), and no stage reads test results to choose
-anything: the last checkpoint of each run is evaluated.
+the end of a session starts again. No stage reads test results to choose anything: the recipe is
+chosen on the val split, and the last checkpoint of each run is evaluated (none is chosen).
 
 - start: SmolLM2-135M after bench_bands.py's SFT (oracle turns of train level 0, compact prompt).
 - evaluation: the held-out level-0 episodes of bench_warmstart.py (unseen seeds of the train
   families, and the held-out families), 2 samples each (`-k 2`) at temperature 0.7, which is also
   the training temperature, compact prompt, 256 new tokens a turn. The SFT model is evaluated twice
   with two sampling seeds: the control, whose flips are the noise floor of any comparison.
-- GRPO x 3 seeds: RECIPE below, STEPS steps of TASKS_PER_STEP groups of GROUP rollouts.
+- the recipe, chosen on val: GRPO seed 0 with each of LEARNING_RATES (the ends of the issue's
+  1-3e-6), all else fixed beforehand (RECIPE below); each run's last checkpoint and the SFT model are
+  evaluated on one val-split level-0 instance of each train family, 2 samples each. The higher val
+  pass@1 wins, a tie going to the first rate. The winner's run is GRPO seed 0.
+- GRPO x 3 seeds: RECIPE with the chosen rate, STEPS steps of TASKS_PER_STEP groups of GROUP rollouts.
 - RFT at the same compute: as many rollouts of the SFT model as one GRPO run samples, one on each
   of as many distinct train level-0 instances; the ones with full score become SFT data; one epoch
   from the SFT model.
@@ -48,6 +51,7 @@ from bench.bench_warmstart import (  # noqa: E402
     Stages,
     busy_seconds,
     compare_outcomes,
+    first_ids,
     held_out_ids,
     level0,
 )
@@ -69,9 +73,9 @@ TRAIN_SEEDS = "0-49"
 TEMPERATURE = 0.7
 STEPS, TASKS_PER_STEP, GROUP = 20, 4, 8
 ROLLOUTS = STEPS * TASKS_PER_STEP * GROUP  # what one GRPO run samples; RFT samples as many
+LEARNING_RATES = ("3e-6", "1e-6")  # tried on val; a tie goes to the first (the choice made before any run)
 RECIPE = [
     "model.lora.enabled=false",  # a full fine-tune, as the SFT
-    "optim.lr=3e-6",
     "optim.warmup_steps=3",
     f"rollout.group_size={GROUP}",
     f"rollout.tasks_per_step={TASKS_PER_STEP}",
@@ -139,16 +143,30 @@ class Arms:
         ARMS.write_text(json.dumps({"start": self.start, "arms": self.done}, indent=1) + "\n")
 
 
-def grpo(stages: Stages, seed: int, refs: list[str]) -> Path:
-    out = WORK / f"grpo-s{seed}"
+def grpo_dir(lr: str, seed: int) -> Path:
+    return WORK / f"grpo-lr{lr}-s{seed}"
+
+
+def grpo(stages: Stages, lr: str, seed: int, refs: list[str]) -> Path:
+    """A GRPO run (resumed from its last checkpoint if cut off); its last checkpoint's model."""
+    out = grpo_dir(lr, seed)
     paths = ",".join(f"{ref}@{TRAIN_SEEDS}" for ref in refs)
     stages.run(
-        f"grpo-s{seed}",
+        out.name,
         [*EGYM, "train", "trainer/configs/gym-cpu.yaml", f"model.path={SFT_MODEL}", f"seed={seed}"]
         + [f"tasks.paths=[{paths}]", "tasks.include=['*-l0-*']", f"steps={STEPS}", "checkpoint.interval=5"]
-        + [f"output_dir={out}", *RECIPE],
+        + [f"output_dir={out}", f"optim.lr={lr}", *RECIPE],
     )
     return list_checkpoints(out / "checkpoints")[-1] / "model"
+
+
+def pass_at_1(outcomes: dict[tuple[str, int], bool]) -> float:
+    return sum(outcomes.values()) / len(outcomes)
+
+
+def chosen_lr(arms: Arms) -> str:
+    """The learning rate whose seed-0 run passes most val episodes (`max` keeps the first of a tie)."""
+    return max(LEARNING_RATES, key=lambda lr: pass_at_1(arms.outcomes(f"val-grpo-lr{lr}")))
 
 
 def train_instances(train, count: int) -> list[str]:
@@ -239,7 +257,25 @@ def per_step(run: Path) -> list[dict]:
     ]
 
 
-def report(arms: Arms, parts: dict[str, list[str]], complete: bool) -> None:
+def recipe_search(arms: Arms, val: list[str]) -> dict:
+    """What was tried on val, each rate's run against the SFT model there, and the rate chosen."""
+    tried = {
+        lr: compare_outcomes(arms.outcomes("val-sft"), arms.outcomes(f"val-grpo-lr{lr}"))
+        for lr in LEARNING_RATES
+        if f"val-grpo-lr{lr}" in arms and "val-sft" in arms
+    }
+    return {
+        "tried": "optim.lr in " + ", ".join(LEARNING_RATES) + " with training seed 0; all else as `recipe`",
+        "val_episodes": len(val),
+        "rule": "the higher val pass@1 (2 samples an episode); a tie goes to the first rate",
+        "against_sft_on_val": tried,
+        "chosen_lr": chosen_lr(arms) if len(tried) == len(LEARNING_RATES) else None,
+        "note": "the search's other run is GRPO compute that RFT and more SFT are not given",
+    }
+
+
+def report(arms: Arms, plan: dict, complete: bool) -> None:
+    parts = plan["held_out"]
     names = ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
     done = [name for name in names if name in arms]
     against_sft = {
@@ -256,6 +292,7 @@ def report(arms: Arms, parts: dict[str, list[str]], complete: bool) -> None:
             "start_model": arms.start,
             "recipe": RECIPE
             + [f"steps={STEPS}", f"tasks: every train family's level 0, seeds {TRAIN_SEEDS}"],
+            "recipe_search": recipe_search(arms, plan["val"]),
             "rollouts_per_grpo_run": ROLLOUTS,
             "evaluation": {
                 "episodes": {part: len(ids) for part, ids in parts.items()},
@@ -271,7 +308,14 @@ def report(arms: Arms, parts: dict[str, list[str]], complete: bool) -> None:
             "seconds": {
                 name: {k: v for k, v in arms.done[name].items() if k.endswith("seconds")} for name in done
             },
-            "per_step": {f"grpo-s{s}": arms.done.get(f"grpo-s{s}", {}).get("per_step", []) for s in range(3)},
+            "per_step": {
+                name: arms.done[name].get("per_step", [])
+                for name in (
+                    *(f"grpo-s{s}" for s in range(3)),
+                    *(f"val-grpo-lr{lr}" for lr in LEARNING_RATES),
+                )
+                if name in arms
+            },
         },
     )
 
@@ -289,6 +333,7 @@ def main() -> None:
         train, held = level0(families(ACME))
         plan = {
             "held_out": held_out_ids(train, held, per_train=2, per_held=8),
+            "val": [i for f in train for i in first_ids(f, 1, lambda f, x: f.split_of(x) == "val")],
             "train_families": [f"acme/{f.name}" for f in train],
             "rft_instances": train_instances(train, ROLLOUTS),
         }
@@ -297,25 +342,35 @@ def main() -> None:
     parts, refs = plan["held_out"], plan["train_families"]
     episodes = [i for part in parts.values() for i in part]
 
-    def arm(name: str, make_model, seed: int = 0, **extra) -> None:
-        """Make the arm's model, evaluate it, keep both in the arms' file (unless it is there)."""
+    def arm(name: str, make_model, seed: int = 0, on: list[str] = episodes, **extra) -> None:
+        """Make the arm's model, evaluate it on `on`, keep both in the arms' file (unless it is there)."""
         if name in arms:
             print(f"{name}: evaluated before", flush=True)
             return
         model = make_model()
-        arms.land(name, evaluate(stages, name, model, episodes, seed), **{k: f() for k, f in extra.items()})
-        report(arms, parts, complete=False)
+        arms.land(name, evaluate(stages, name, model, on, seed), **{k: f() for k, f in extra.items()})
+        report(arms, plan, complete=False)
+
+    def grpo_arm(name: str, lr: str, seed: int, on: list[str]) -> None:
+        out = grpo_dir(lr, seed)
+        arm(
+            name,
+            lambda: grpo(stages, lr, seed, refs),
+            on=on,
+            lr=lambda: lr,
+            training_seconds=lambda: round(training_seconds(out), 1),
+            per_step=lambda: per_step(out),
+        )
 
     arm("sft", lambda: SFT_MODEL)
     arm("sft-control", lambda: SFT_MODEL, seed=1)
+    arm("val-sft", lambda: SFT_MODEL, on=plan["val"])
+    for lr in LEARNING_RATES:
+        grpo_arm(f"val-grpo-lr{lr}", lr, 0, plan["val"])
+    lr = chosen_lr(arms)
+    print(f"recipe: optim.lr={lr}, chosen on val", flush=True)
     for seed in range(3):
-        out = WORK / f"grpo-s{seed}"
-        arm(
-            f"grpo-s{seed}",
-            lambda seed=seed: grpo(stages, seed, refs),
-            training_seconds=lambda out=out: round(training_seconds(out), 1),
-            per_step=lambda out=out: per_step(out),
-        )
+        grpo_arm(f"grpo-s{seed}", lr, seed, episodes)
     arm(
         "rft",
         lambda: rft(stages, plan["rft_instances"]),
@@ -323,7 +378,7 @@ def main() -> None:
         training_seconds=lambda: round(training_seconds(WORK / "rft"), 1),
     )
     arm("more-sft", lambda: more_sft(stages, arms.done["grpo-s0"]["training_seconds"]))
-    report(arms, parts, complete=True)
+    report(arms, plan, complete=True)
 
 
 if __name__ == "__main__":

@@ -70,27 +70,31 @@ def level0(found: dict[str, Family]) -> tuple[list[Family], list[Family]]:
     return [f for f in with_l0 if f.split == "train"], [f for f in with_l0 if f.split != "train"]
 
 
+def first_ids(family: Family, count: int, keep) -> list[str]:
+    """The ids of `family`'s first `count` distinct level-0 instances (seeds from 0) that `keep(family,
+    instance)` accepts."""
+    seen, ids = set(), []
+    for seed in SEARCH_SEEDS:
+        instance = generate(family, 0, seed)
+        digest = instance.digest()
+        if digest not in seen and keep(family, instance):
+            seen.add(digest)
+            ids.append(f"{family.world}/{family.instance_id(0, seed)}")
+        if len(ids) == count:
+            break
+    return ids
+
+
 def held_out_ids(
     train: list[Family], held: list[Family], per_train: int, per_held: int
 ) -> dict[str, list[str]]:
     """Distinct held-out level-0 instance ids: the first test-split seeds of each train family, the
     first distinct seeds of each held-out family. The same ids for every model evaluated."""
-
-    def first(family: Family, count: int, keep) -> list[str]:
-        seen, ids = set(), []
-        for seed in SEARCH_SEEDS:
-            instance = generate(family, 0, seed)
-            digest = instance.digest()
-            if digest not in seen and keep(family, instance):
-                seen.add(digest)
-                ids.append(f"{family.world}/{family.instance_id(0, seed)}")
-            if len(ids) == count:
-                break
-        return ids
-
     return {
-        "unseen_seeds": [i for f in train for i in first(f, per_train, lambda f, x: f.split_of(x) == "test")],
-        "unseen_families": [i for f in held for i in first(f, per_held, lambda f, x: True)],
+        "unseen_seeds": [
+            i for f in train for i in first_ids(f, per_train, lambda f, x: f.split_of(x) == "test")
+        ],
+        "unseen_families": [i for f in held for i in first_ids(f, per_held, lambda f, x: True)],
     }
 
 

@@ -144,3 +144,26 @@ def test_an_arm_lands_with_its_outcomes_and_refuses_another_start(tmp_path, monk
     assert json.loads(bench_learning.ARMS.read_text())["start"] == KEY
     with pytest.raises(SystemExit, match="did not reproduce"):
         bench_learning.Arms("hf:sft/model@ffffffffffff")
+
+
+def test_the_learning_rate_is_chosen_by_val_pass_rate_and_a_tie_keeps_the_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "learning-arms.json")
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    first, second = bench_learning.LEARNING_RATES
+    episodes = [f"acme/x-l0-s{seed}" for seed in (8, 18)]
+
+    def land(lr: str, rewards: list[float]) -> bench_learning.Arms:
+        FakeStore.rows = {f"eval-val-{lr}": [_row(t, r) for t, r in zip(episodes, rewards, strict=True)]}
+        arms = bench_learning.Arms(KEY)
+        arms.land(f"val-grpo-lr{lr}", f"eval-val-{lr}")
+        return arms
+
+    land(first, [1.0, 0.0])
+    assert bench_learning.chosen_lr(land(second, [1.0, 0.0])) == first  # a tie
+    assert bench_learning.chosen_lr(land(second, [1.0, 1.0])) == second
+    FakeStore.rows = {"eval-val-sft": [_row(t, 0.0) for t in episodes]}
+    arms = bench_learning.Arms(KEY)
+    arms.land("val-sft", "eval-val-sft")
+    search = bench_learning.recipe_search(arms, episodes)
+    assert search["chosen_lr"] == second and search["against_sft_on_val"][second]["gained"] == 2
