@@ -26,6 +26,7 @@ computes alike in the engine and in the learner.
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import itertools
@@ -34,6 +35,7 @@ import queue
 import secrets
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +79,18 @@ class Request:
         return Generation(
             list(self.generated), list(self.logprobs), finish_reason, len(self.prompt_ids), self.cached_tokens
         )
+
+
+# Every engine whose thread may run. A daemon thread still inside a torch step when the interpreter
+# ends aborts the process ("terminate called without an active exception", exit -6) after its work
+# is done, so each one is stopped first.
+_running: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_engines() -> None:
+    for engine in list(_running):
+        engine.close()
 
 
 class Engine:
@@ -124,6 +138,7 @@ class Engine:
         }
         self._thread = threading.Thread(target=self._run, name=f"egym-engine-{self.name}", daemon=True)
         self._thread.start()
+        _running.add(self)
 
     # -- shared engines ----------------------------------------------------------
 
@@ -207,9 +222,12 @@ class Engine:
             self._prefixes.clear()
             self._prefix_bytes = 0
 
-    def close(self) -> None:
+    def close(self, wait: float = 30.0) -> None:
+        """Stop the engine (requests still running fail) and wait up to `wait` s for its thread to end."""
         self._closed = True
         self._inbox.put(None)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(wait)
 
     # -- the loop (engine thread) ----------------------------------------------------
 
