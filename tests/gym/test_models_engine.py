@@ -142,7 +142,6 @@ def test_bad_requests_are_refused_in_one_line(toy):
         engine.submit([1, 2], PARAMS)
 
 
-
 def test_at_exit_every_engine_stops_mid_generation_and_its_thread_ends(toy):
     # A daemon engine thread still inside a torch step when the interpreter ends aborted
     # `egym calibrate` after its work was done (exit -6, "terminate called without an active
@@ -157,6 +156,7 @@ def test_at_exit_every_engine_stops_mid_generation_and_its_thread_ends(toy):
     engines._close_engines()
     assert not engine._thread.is_alive()
     assert request.future.done()
+
 
 def test_a_request_near_the_window_stops_at_it(toy):
     model, tokenizer = toy
