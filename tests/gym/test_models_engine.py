@@ -142,14 +142,18 @@ def test_bad_requests_are_refused_in_one_line(toy):
         engine.submit([1, 2], PARAMS)
 
 
-def test_at_exit_every_engine_stops_mid_generation_and_its_thread_ends(toy):
+def test_at_exit_every_engine_stops_mid_generation_and_its_thread_ends(toy, monkeypatch):
     # A daemon engine thread still inside a torch step when the interpreter ends aborted
     # `egym calibrate` after its work was done (exit -6, "terminate called without an active
     # exception"): the exit hook stops each engine's thread first.
+    import weakref
+
     from gym.models import engine as engines
 
+    monkeypatch.setattr(engines, "_running", weakref.WeakSet())  # other tests' engines keep running
     model, tokenizer = toy
     engine = Engine(model, tokenizer)
+    assert set(engines._running) == {engine}
     request = engine.submit(prompts(tokenizer, 1)[0], PARAMS.model_copy(update={"max_new_tokens": 200}))
     while not engine.stats["steps"]:
         time.sleep(0.01)
