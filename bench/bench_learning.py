@@ -160,13 +160,9 @@ def grpo(stages: Stages, lr: str, seed: int, refs: list[str]) -> Path:
     return list_checkpoints(out / "checkpoints")[-1] / "model"
 
 
-def pass_at_1(outcomes: dict[tuple[str, int], bool]) -> float:
-    return sum(outcomes.values()) / len(outcomes)
-
-
 def chosen_lr(arms: Arms) -> str:
     """The learning rate whose seed-0 run passes most val episodes (`max` keeps the first of a tie)."""
-    return max(LEARNING_RATES, key=lambda lr: pass_at_1(arms.outcomes(f"val-grpo-lr{lr}")))
+    return max(LEARNING_RATES, key=lambda lr: paired_runs.pass_at_1(arms.outcomes(f"val-grpo-lr{lr}")))
 
 
 def train_instances(train, count: int) -> list[str]:

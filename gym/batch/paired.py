@@ -109,6 +109,12 @@ def compare(
     )
 
 
+def pass_at_1(run: dict[tuple[str, int], bool]) -> float:
+    """A run's pass@1: the mean over its tasks of each task's samples' mean (as `compare` reports it)."""
+    rates = _task_rates(run)
+    return sum(rates.values()) / len(rates)
+
+
 def _task_rates(run: dict[tuple[str, int], bool]) -> dict[str, float]:
     """pass@1 of each task: its samples' mean."""
     by_task: dict[str, list[bool]] = defaultdict(list)

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grader.grade import Grade, ItemResult
-from gym.batch.paired import compare, mcnemar_p, outcomes
+from gym.batch.paired import compare, mcnemar_p, outcomes, pass_at_1
 from gym.cli import app
 from gym.store import Store
 
@@ -26,6 +26,12 @@ def test_pass_at_1_averages_a_tasks_samples_and_the_same_run_differs_by_nothing(
     assert same.pass_a == same.pass_b == pytest.approx((0.5 + 1.0) / 2)
     assert same.difference == 0 and same.interval == (0, 0)
     assert (same.episodes, same.both, same.only_a, same.only_b) == (4, 3, 0, 0)
+
+
+def test_a_runs_own_pass_at_1_weighs_each_task_alike_whatever_its_samples():
+    run = {("w/a", 0): True, ("w/b", 0): False, ("w/b", 1): False, ("w/b", 2): False}
+    assert pass_at_1(run) == pytest.approx((1.0 + 0.0) / 2)  # not 1 pass in 4 samples
+    assert pass_at_1(run) == compare(run, run, resamples=10).pass_a
 
 
 def test_the_interval_resamples_whole_families():
