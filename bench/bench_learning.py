@@ -270,10 +270,34 @@ def recipe_search(arms: Arms, val: list[str]) -> dict:
     }
 
 
+HELD_OUT_ARMS = ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
+VAL_ARMS = ("val-sft", *(f"val-grpo-lr{lr}" for lr in LEARNING_RATES))
+GRPO_RUNS = len(LEARNING_RATES) + 2  # seed 0 at each rate, then seeds 1 and 2 at the chosen one
+
+
+def whole_run(plan: dict) -> str:
+    """The whole run's progress in rollouts (evaluations, GRPO's and RFT's sampling; the SFT runs, minutes
+    each, are left out) and its time left at the rate so far, busy time across sessions."""
+    held = sum(len(ids) for ids in plan["held_out"].values())
+    total = 2 * held * len(HELD_OUT_ARMS) + 2 * len(plan["val"]) * len(VAL_ARMS)
+    total += GRPO_RUNS * ROLLOUTS + len(plan["rft_instances"])
+    done = seconds = 0.0
+    for run in [f"eval-{name}" for name in (*HELD_OUT_ARMS, *VAL_ARMS)] + ["rft-sample"]:
+        rows = [r for r in rows_of(run) if r.finished_at]
+        done, seconds = done + len(rows), seconds + busy_seconds(rows)
+    for metrics in sorted(WORK.glob("grpo-lr*-s*/metrics.jsonl")):
+        done += len(read_metrics(metrics).steps) * TASKS_PER_STEP * GROUP
+        seconds += training_seconds(metrics.parent)
+    line = f"whole run: {done:,.0f}/{total:,} rollouts ({100 * done / total:.0f} %)"
+    if done and seconds:
+        left = (total - done) * seconds / done
+        line += f", about {left / 3600:.1f} h left at {60 * done / seconds:.1f}/min so far"
+    return line
+
+
 def report(arms: Arms, plan: dict, complete: bool) -> None:
     parts = plan["held_out"]
-    names = ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
-    done = [name for name in names if name in arms]
+    done = [name for name in HELD_OUT_ARMS if name in arms]
     against_sft = {
         name: compare_outcomes(arms.outcomes("sft"), arms.outcomes(name))
         for name in done
@@ -343,6 +367,7 @@ def main() -> None:
         if name in arms:
             print(f"{name}: evaluated before", flush=True)
             return
+        print(whole_run(plan), flush=True)
         model = make_model()
         arms.land(name, evaluate(stages, name, model, on, seed), **{k: f() for k, f in extra.items()})
         report(arms, plan, complete=False)

@@ -167,3 +167,29 @@ def test_the_learning_rate_is_chosen_by_val_pass_rate_and_a_tie_keeps_the_first(
     arms.land("val-sft", "eval-val-sft")
     search = bench_learning.recipe_search(arms, episodes)
     assert search["chosen_lr"] == second and search["against_sft_on_val"][second]["gained"] == 2
+
+
+def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_time_left(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(bench_learning, "WORK", tmp_path)
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    plan = {"held_out": {"a": ["t1", "t2"], "b": ["t3"]}, "val": ["v1"], "rft_instances": ["r1", "r2"]}
+    held, val = 2 * 3 * len(bench_learning.HELD_OUT_ARMS), 2 * len(bench_learning.VAL_ARMS)
+    total = held + val + bench_learning.GRPO_RUNS * bench_learning.ROLLOUTS + 2
+    FakeStore.rows = {}
+    assert bench_learning.whole_run(plan) == f"whole run: 0/{total:,} rollouts (0 %)"
+
+    unfinished = _row("t1", 0.0, 3)
+    unfinished.finished_at = None
+    FakeStore.rows = {"eval-sft": [_row("t1", 1.0, 0), _row("t2", 0.0, 1), unfinished]}  # 31 s busy
+    run = tmp_path / "grpo-lr3e-6-s0"
+    run.mkdir()
+    steps = [{"step": 1, "time_step": 100.0}, {"step": 2, "time_step": 50.0}, {"step": 2, "time_step": 49.0}]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))  # step 2 resumed
+    done = 2 + 2 * bench_learning.TASKS_PER_STEP * bench_learning.GROUP
+    seconds = 31.0 + 149.0
+    line = bench_learning.whole_run(plan)
+    assert line.startswith(f"whole run: {done}/{total:,} rollouts ({100 * done / total:.0f} %)")
+    assert f"about {(total - done) * seconds / done / 3600:.1f} h left" in line
+    assert f"at {60 * done / seconds:.1f}/min" in line
