@@ -1,7 +1,7 @@
 """Warm start on this CPU: SmolLM2-135M before SFT, after SFT (and after SFT + GRPO) on held-out level-0 work.
 
     .venv/bin/python bench/bench_warmstart.py [--train-seeds 0-3] [--epochs 1] [--lr 1e-4] [--grpo-steps 10]
-        [--grpo KEY=VALUE ...] [--skip-base]  -> bench/results/warmstart.json, learning.json
+        [--grpo KEY=VALUE ...] [--skip-base]  -> bench/results/warmstart.json, learning-call-reward.json
     .venv/bin/python bench/bench_warmstart.py --variant NAME --grpo KEY=VALUE ...
         -> bench/results/learning-NAME.json: another GRPO run from the same SFT model, same evaluation
 
@@ -355,7 +355,8 @@ def main() -> None:
         models[f"after_sft_{grpo_name}"] = str(list_checkpoints(grpo / "checkpoints")[-1] / "model")
     results = {name: evaluate(stages, name, model, parts, args.concurrency) for name, model in models.items()}
     if args.grpo_steps:
-        report = f"learning-{args.variant}" if args.variant else "learning"
+        # learning.json is bench_learning.py's; the default run is the one with a call reward
+        report = f"learning-{args.variant}" if args.variant else "learning-call-reward"
         before, after = results["after_sft"], results[f"after_sft_{grpo_name}"]
         options = GRPO_OPTIONS + args.grpo
         write_learning(
