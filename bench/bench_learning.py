@@ -295,6 +295,16 @@ def whole_run(plan: dict) -> str:
     return line
 
 
+def pass_by_part(outcomes: dict[tuple[str, int], bool], parts: dict[str, list[str]]) -> dict:
+    """An arm's pass@1 over all its episodes and over each part of the held-out set."""
+    result = {"all": round(paired_runs.pass_at_1(outcomes), 4)}
+    for part, ids in parts.items():
+        wanted = set(ids)
+        kept = {episode: passed for episode, passed in outcomes.items() if episode[0] in wanted}
+        result[part] = round(paired_runs.pass_at_1(kept), 4) if kept else None
+    return result
+
+
 def report(arms: Arms, plan: dict, complete: bool) -> None:
     parts = plan["held_out"]
     done = [name for name in HELD_OUT_ARMS if name in arms]
@@ -320,6 +330,7 @@ def report(arms: Arms, plan: dict, complete: bool) -> None:
                 "decoding": f"temperature {TEMPERATURE} (the training temperature), top-p 1, 256 new tokens, "
                 "compact prompt; hf policy seed 0 (the control: seed 1)",
             },
+            "pass_at_1": {name: pass_by_part(arms.outcomes(name), parts) for name in done},
             "noise_floor_sft_vs_sft": against_sft.get("sft-control"),
             "against_sft": {k: v for k, v in against_sft.items() if k != "sft-control"},
             "grpo_mean_gain": round(sum(gains) / len(gains), 4) if gains else None,

@@ -193,3 +193,20 @@ def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_t
     assert line.startswith(f"whole run: {done}/{total:,} rollouts ({100 * done / total:.0f} %)")
     assert f"about {(total - done) * seconds / done / 3600:.1f} h left" in line
     assert f"at {60 * done / seconds:.1f}/min" in line
+
+
+def test_an_arms_pass_at_1_is_reported_over_all_episodes_and_each_part():
+    parts = {"unseen_seeds": ["acme/x-l0-s11", "acme/y-l0-s12"], "unseen_families": ["acme/z-l0-s0"]}
+    outcomes = {
+        ("acme/x-l0-s11", 0): True,
+        ("acme/x-l0-s11", 1): False,  # this task: 0.5
+        ("acme/y-l0-s12", 0): False,
+        ("acme/y-l0-s12", 1): False,  # 0.0
+        ("acme/z-l0-s0", 0): True,  # 1.0 (its other sample did not finish)
+    }
+    assert bench_learning.pass_by_part(outcomes, parts) == {
+        "all": 0.5,
+        "unseen_seeds": 0.25,
+        "unseen_families": 1.0,
+    }
+    assert bench_learning.pass_by_part(outcomes, {**parts, "none": ["acme/w-l0-s1"]})["none"] is None
