@@ -151,10 +151,12 @@ def grpo(stages: Stages, lr: str, seed: int, refs: list[str]) -> Path:
     """A GRPO run (resumed from its last checkpoint if cut off); its last checkpoint's model."""
     out = grpo_dir(lr, seed)
     paths = ",".join(f"{ref}@{TRAIN_SEEDS}" for ref in refs)
+    # A checkpoint every step (seconds each): a step takes 10-15 min here, and a stop loses what
+    # follows the last checkpoint. A resumed run is exact (tests/trainer/test_learning.py).
     stages.run(
         out.name,
         [*EGYM, "train", "trainer/configs/gym-cpu.yaml", f"model.path={SFT_MODEL}", f"seed={seed}"]
-        + [f"tasks.paths=[{paths}]", "tasks.include=['*-l0-*']", f"steps={STEPS}", "checkpoint.interval=5"]
+        + [f"tasks.paths=[{paths}]", "tasks.include=['*-l0-*']", f"steps={STEPS}", "checkpoint.interval=1"]
         + [f"output_dir={out}", f"optim.lr={lr}", *RECIPE],
     )
     return list_checkpoints(out / "checkpoints")[-1] / "model"
