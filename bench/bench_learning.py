@@ -74,6 +74,9 @@ TEMPERATURE = 0.7
 STEPS, TASKS_PER_STEP, GROUP = 20, 4, 8
 ROLLOUTS = STEPS * TASKS_PER_STEP * GROUP  # what one GRPO run samples; RFT samples as many
 LEARNING_RATES = ("3e-6", "1e-6")  # tried on val; a tie goes to the first (the choice made before any run)
+HELD_OUT_ARMS = ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
+VAL_ARMS = ("val-sft", *(f"val-grpo-lr{lr}" for lr in LEARNING_RATES))
+GRPO_RUNS = len(LEARNING_RATES) + 2  # seed 0 at each rate, then seeds 1 and 2 at the chosen one
 RECIPE = [
     "model.lora.enabled=false",  # a full fine-tune, as the SFT
     "optim.warmup_steps=3",
@@ -270,11 +273,6 @@ def recipe_search(arms: Arms, val: list[str]) -> dict:
         "chosen_lr": chosen_lr(arms) if len(tried) == len(LEARNING_RATES) else None,
         "note": "the search's other run is GRPO compute that RFT and more SFT are not given",
     }
-
-
-HELD_OUT_ARMS = ("sft", "sft-control", "grpo-s0", "grpo-s1", "grpo-s2", "rft", "more-sft")
-VAL_ARMS = ("val-sft", *(f"val-grpo-lr{lr}" for lr in LEARNING_RATES))
-GRPO_RUNS = len(LEARNING_RATES) + 2  # seed 0 at each rate, then seeds 1 and 2 at the chosen one
 
 
 def whole_run(plan: dict) -> str:
