@@ -154,7 +154,7 @@ def grpo(stages: Stages, lr: str, seed: int, refs: list[str]) -> Path:
     """A GRPO run (resumed from its last checkpoint if cut off); its last checkpoint's model."""
     out = grpo_dir(lr, seed)
     paths = ",".join(f"{ref}@{TRAIN_SEEDS}" for ref in refs)
-    # A checkpoint every step (seconds each): a step takes 10-15 min here, and a stop loses what
+    # A checkpoint every step (seconds each): a step takes 10-25 min here, and a stop loses what
     # follows the last checkpoint. A resumed run is exact (tests/trainer/test_learning.py).
     stages.run(
         out.name,
