@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_warmstart import ACME, EGYM, Stages, busy_seconds, level0  # noqa: E402
-from bench.common import write  # noqa: E402
+from bench.common import pin_numerics, write  # noqa: E402
 from gym.calibrate import Score, calibrate_scores, calibration_units  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import INSTANCE_ID, families  # noqa: E402
@@ -55,6 +55,7 @@ WORK = ROOT / ".egym" / "bench-bands"
 JOURNAL = ROOT / "bench" / "results" / "bands-rollouts.jsonl"
 SFT_DATA = ROOT / "bench" / "results" / "bands-sft-data"  # committed: every session trains the same model
 RUN = "bands-smollm2-sft"
+SFT = WORK / "sft"  # the SFT run; its model is SFT / "model"
 HARNESS = ["-H", "prompt=compact"]
 POLICY_OPTIONS = ["-o", "seed=0", "-o", "max_new_tokens=256"]
 # Instances per level before the second round (`rounds`); also the fewest a band is written from.
@@ -247,24 +248,32 @@ def distribution(rows: list, refs: list[str], seeds: str) -> dict:
     }
 
 
+def sft_model() -> tuple[dict, dict]:
+    """Stages 1 and 2, each done once: the SFT data and the SFT model at SFT (bench_learning starts from it)."""
+    pin_numerics()
+    WORK.mkdir(parents=True, exist_ok=True)
+    stages = Stages(WORK / "stages.json")
+    train, _ = level0(families(ACME))
+    data = WORK / "data"
+    made = sft_data(stages, [f"acme/{f.name}" for f in train], data, WORK / "runs.db")
+    trained = stages.run(
+        "sft",
+        [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={data}", f"output_dir={SFT}"]
+        + ["epochs=1", "lr=1e-4", "prompt=compact"],
+        then=lambda: {"final_loss": read_metrics(SFT / "metrics.jsonl").steps[-1].model_dump()["loss"]},
+    )
+    return made, trained
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0-11", help="Family seeds to calibrate on (train split only).")
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
-    WORK.mkdir(parents=True, exist_ok=True)
-    stages = Stages(WORK / "stages.json")
+    made, trained = sft_model()
     found = families(ACME)
-    train, _ = level0(found)
     refs = [f"acme/{name}" for name, family in sorted(found.items()) if family.split == "train"]
-    data, sft, store = WORK / "data", WORK / "sft", WORK / "runs.db"
-    made = sft_data(stages, [f"acme/{f.name}" for f in train], data, store)
-    trained = stages.run(
-        "sft",
-        [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={data}", f"output_dir={sft}"]
-        + ["epochs=1", "lr=1e-4", "prompt=compact"],
-        then=lambda: {"final_loss": read_metrics(sft / "metrics.jsonl").steps[-1].model_dump()["loss"]},
-    )
+    store = WORK / "runs.db"
 
     def report(outcomes: list[Outcome]) -> None:
         families_done = {o.family for o in outcomes}
@@ -272,7 +281,7 @@ def main() -> None:
             "bands",
             {
                 "model": "SmolLM2-135M-Instruct after one SFT epoch on oracle turns of train level 0 (seeds 0-3)",
-                "model_key": outcomes[0].model if outcomes else local_model_key(str(sft / "model")),
+                "model_key": outcomes[0].model if outcomes else local_model_key(str(SFT / "model")),
                 "harness": "prompt=compact",
                 "commands": {
                     "data": "egym sft-data <train families> --levels 0 --seeds 0-3 -H prompt=compact",
@@ -295,7 +304,7 @@ def main() -> None:
         )
 
     report(journal())
-    for outcomes in calibrate_families(refs, args.seeds, args.concurrency, sft / "model", store):
+    for outcomes in calibrate_families(refs, args.seeds, args.concurrency, SFT / "model", store):
         report(outcomes)
 
 

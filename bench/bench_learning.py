@@ -9,11 +9,15 @@ Every stage is the user's own command, run as a whole process and journalled in
 from its last checkpoint, a batch from its stored rollouts). Each arm (a model and its evaluation)
 lands, once evaluated, in bench/results/learning-arms.json with its episodes' outcomes and its
 training diagnostics, next to the plan (learning-plan.json): both are committed, so a later session
-(a fresh checkout, without .egym or its checkpoints) goes on with the next arm; an arm cut off by
-the end of a session starts again. No stage reads test results to choose anything: the recipe is
+(a fresh checkout, without .egym or its checkpoints) goes on with the next arm; the arm a fresh
+checkout cut off starts again. No stage reads test results to choose anything: the recipe is
 chosen on the val split, and the last checkpoint of each run is evaluated (none is chosen).
 
-- start: SmolLM2-135M after bench_bands.py's SFT (oracle turns of train level 0, compact prompt).
+- start: SmolLM2-135M after bench_bands.py's SFT (oracle turns of train level 0, compact prompt),
+  trained by its stages here when .egym lacks it, with bench.common.PINNED_NUMERICS. The curriculum
+  reads the bands bench_bands calibrated (BANDS_KEY). A first attempt started from the SFT model
+  those bands were measured on; a fresh machine with another CPU trained other weights from the same
+  data, so its arms are kept apart (learning-ac7926.json, learning-arms-ac7926.json).
 - evaluation: the held-out level-0 episodes of bench_warmstart.py (unseen seeds of the train
   families, and the held-out families), 2 samples each (`-k 2`) at temperature 0.7, which is also
   the training temperature, compact prompt, 256 new tokens a turn. The SFT model is evaluated twice
@@ -42,8 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_bands import HARNESS  # noqa: E402
-from bench.bench_bands import WORK as BANDS  # noqa: E402
+from bench.bench_bands import HARNESS, SFT, sft_model  # noqa: E402
 from bench.bench_warmstart import (  # noqa: E402
     ACME,
     EGYM,
@@ -55,7 +58,7 @@ from bench.bench_warmstart import (  # noqa: E402
     held_out_ids,
     level0,
 )
-from bench.common import RESULTS, write  # noqa: E402
+from bench.common import RESULTS, pin_numerics, write  # noqa: E402
 from gym.batch import paired as paired_runs  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
@@ -64,8 +67,10 @@ from gym.store import Store  # noqa: E402
 from trainer.checkpoint import list_checkpoints  # noqa: E402
 
 WORK = ROOT / ".egym" / "bench-learning"
-SFT_MODEL = BANDS / "sft" / "model"
-SFT_DATA = BANDS / "data"
+SFT_MODEL = SFT / "model"
+SFT_DATA = SFT.parent / "data"
+# The curriculum reads the bands bench_bands calibrated, whichever machine trained this session's SFT model.
+BANDS_KEY = json.loads((RESULTS / "bands.json").read_text())["model_key"]
 STORE = WORK / "runs.db"
 PLAN = RESULTS / "learning-plan.json"  # committed, as the arms are: fixed at the first start
 ARMS = RESULTS / "learning-arms.json"
@@ -88,6 +93,7 @@ RECIPE = [
     "sampling.max_new_tokens=256",
     "rollout.options.harness.prompt=compact",
     "loss.kl_coef=0.0",  # KL to the SFT model is logged every step all the same
+    f"tasks.curriculum.bands_of={BANDS_KEY}",
 ]
 EVAL = [
     "-o",
@@ -352,10 +358,8 @@ def report(arms: Arms, plan: dict, complete: bool) -> None:
 
 
 def main() -> None:
-    if not SFT_MODEL.is_dir():
-        sys.exit(
-            f"no SFT model at {SFT_MODEL}: run bench/bench_bands.py first (its first two stages make it)"
-        )
+    pin_numerics()
+    sft_model()  # bench_bands' first two stages, once
     WORK.mkdir(parents=True, exist_ok=True)
     stages = Stages(WORK / "stages.json")
     arms = Arms(local_model_key(str(SFT_MODEL)))

@@ -23,9 +23,35 @@ def summary(samples: list[float]) -> dict[str, float]:
     }
 
 
+# What a long bench's child processes compute with, whatever this CPU offers beyond AVX2: torch's own
+# kernels (ATen), MKL's and oneDNN's each pick a code path by CPU, and their float sums differ in the last
+# bits. Measured 2026-11-29: bench_bands' SFT, trained again from the same data on another machine, gave
+# other weights (final loss 0.1376979 against 0.1377058); three AdamW steps of SmolLM2 here give other
+# bits with torch's kernels at `default` than at AVX2, the same with these settings as without (this
+# CPU is AVX2), at the same speed. With them an AVX-512 machine should take the AVX2 paths too (not
+# measured: no such machine here); the journals check the model's key, so a miss stops a bench.
+PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def pin_numerics() -> None:
+    """Pin PINNED_NUMERICS for this process's children (a variable already set is the user's choice)."""
+    for name, value in PINNED_NUMERICS.items():
+        os.environ.setdefault(name, value)
+
+
+def cpu() -> str:
+    """The CPU's model name and whether it has AVX-512 (which of torch's kernels run by default)."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    name = next(
+        (line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), ""
+    )
+    return f"{name or platform.processor() or 'unknown'}{', AVX-512' if ' avx512f' in info else ''}"
+
+
 def machine() -> dict[str, object]:
     return {
         "cores": os.cpu_count(),
+        "cpu": cpu(),
         "python": platform.python_version(),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

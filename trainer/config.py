@@ -91,6 +91,12 @@ class CurriculumConfig(_Section):
         le=100_000,
         description="Rollouts of a family level before its live pass rate replaces its band.",
     )
+    bands_of: str | None = Field(
+        None,
+        description="Read the bands calibrated for this model key (gym.models.identity) instead of the "
+        "trained model's own: the same recipe trained again on another CPU gives other weights, so "
+        "another key, and no bands.",
+    )
 
     @model_validator(mode="after")
     def _known_bands(self) -> CurriculumConfig:

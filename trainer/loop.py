@@ -96,7 +96,7 @@ class GRPOTrainer:
             train_tasks,
             curriculum.band_weights,
             config.seed,
-            model=model_key(config.model),
+            model=curriculum.bands_of or model_key(config.model),
             promote_at=curriculum.promote_at,
             window=curriculum.window,
             min_observed=curriculum.min_observed,

@@ -183,3 +183,23 @@ def test_band_moves_count_levels_per_band_and_name_the_ones_that_moved():
         {"level": "acme/close", "from": "unbanded", "to": "target"},
     ]
     assert band_moves(cur.level_bands(), cur.level_bands())["band_changes"] == []
+
+
+def test_the_trainer_reads_the_bands_of_the_model_named_by_bands_of(tmp_path):
+    """A model retrained on another CPU has another key; `bands_of` points the curriculum at the first one's bands."""
+    from trainer.config import build_config
+    from trainer.loop import GRPOTrainer
+
+    def bands(overrides: list[str]) -> list[str]:
+        config = build_config({"model": {"builder": "toy"}, "output_dir": str(tmp_path)}, overrides)
+        trainer = GRPOTrainer(config, rollouts=None, learner=None, train_tasks=TASKS)
+        return [trainer.curriculum.band(i) for i in range(len(TASKS))]
+
+    assert set(bands([])) == {"unbanded"}  # builder:toy was never calibrated
+    assert bands([f"tasks.curriculum.bands_of={MODEL}"]) == [
+        "target",
+        "target",
+        "hard",
+        "too-hard",
+        "unbanded",
+    ]
