@@ -18,8 +18,10 @@ so a rerun goes on where a crash or a stop left it (the calibration itself resum
          Each family's bands land in families/bands.yaml and its rollouts' outcomes in
          bench/results/bands-rollouts.jsonl as soon as it is done; both are committed, so a later session
          (a fresh checkout: .egym is gone) trains again on the same data and goes on with the next
-         family. The SFT is deterministic on the CPU, and the journal names the model's key (its weights'
-         fingerprint): a rerun whose SFT model differs stops instead of pooling two models' rollouts.
+         family. The SFT is deterministic on one CPU, not across CPUs (another machine's kernels
+         gave other weights: bench.common.PINNED_NUMERICS now pins them), and the journal names the
+         model's key (its weights' fingerprint): a rerun whose SFT model differs stops instead of
+         pooling two models' rollouts.
 Held-out families (split test as a whole) have no train instances, so they get no band: the
 curriculum never samples them. bands.json is rewritten after every family (`complete` says whether
 every train family is in).

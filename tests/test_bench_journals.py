@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -210,3 +211,22 @@ def test_an_arms_pass_at_1_is_reported_over_all_episodes_and_each_part():
         "unseen_families": 1.0,
     }
     assert bench_learning.pass_by_part(outcomes, {**parts, "none": ["acme/w-l0-s1"]})["none"] is None
+
+
+@pytest.mark.parametrize(("exported", "capability"), [(None, "AVX2"), ("default", "DEFAULT")])
+def test_a_long_benchs_children_compute_on_the_pinned_code_paths(monkeypatch, exported, capability):
+    """A model the bench trains again on another CPU must be the same: torch in a child takes the AVX2
+    kernels (even on an AVX-512 CPU), unless the user exported a choice of their own."""
+    from bench.common import PINNED_NUMERICS, pin_numerics
+
+    for name in PINNED_NUMERICS:  # set, then removed: the monkeypatch restores each as it was before the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    if exported:
+        monkeypatch.setenv("ATEN_CPU_CAPABILITY", exported)
+    pin_numerics()
+    child = "import os, torch; print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'], os.environ['ONEDNN_MAX_CPU_ISA'])"
+    seen = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert seen == [capability, "AVX2", "AVX2"]
