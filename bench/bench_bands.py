@@ -137,12 +137,8 @@ def rounds(levels: dict[int, list[str]], rows: list) -> tuple[list[str], list[st
     return first, second
 
 
-def calibrate_families(
-    refs: list[str], seeds: str, concurrency: int, model: Path, store: Path
-) -> Iterator[list[Outcome]]:
-    """Calibrate each family not in the journal yet, by `egym calibrate` in rounds (see `rounds`);
-    after each family, every outcome so far."""
-    key = local_model_key(str(model))
+def journal_of(key: str) -> list[Outcome]:
+    """The journal's outcomes, all of the model `key`; else stop (the SFT stage did not reproduce)."""
     outcomes = journal()
     others = sorted({o.model for o in outcomes} - {key})
     if others:
@@ -150,6 +146,16 @@ def calibrate_families(
             f"{JOURNAL.relative_to(ROOT)} holds rollouts of {', '.join(others)}, not of this SFT model {key}: "
             "the SFT stage did not reproduce; move the journal aside to calibrate from scratch"
         )
+    return outcomes
+
+
+def calibrate_families(
+    refs: list[str], seeds: str, concurrency: int, model: Path, store: Path
+) -> Iterator[list[Outcome]]:
+    """Calibrate each family not in the journal yet, by `egym calibrate` in rounds (see `rounds`);
+    after each family, every outcome so far."""
+    key = local_model_key(str(model))
+    outcomes = journal_of(key)
     done = {o.family for o in outcomes}
     for number, ref in enumerate(refs, 1):
         if ref in done:
@@ -305,7 +311,7 @@ def main() -> None:
             },
         )
 
-    report(journal())
+    report(journal_of(local_model_key(str(SFT / "model"))))  # before a report names another model's SFT
     for outcomes in calibrate_families(refs, args.seeds, args.concurrency, SFT / "model", store):
         report(outcomes)
 
