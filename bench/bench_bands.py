@@ -258,7 +258,6 @@ def distribution(rows: list, refs: list[str], seeds: str) -> dict:
 
 def sft_model() -> tuple[dict, dict]:
     """Stages 1 and 2, each done once: the SFT data and the SFT model at SFT (bench_learning starts from it)."""
-    pin_numerics()
     WORK.mkdir(parents=True, exist_ok=True)
     stages = Stages(WORK / "stages.json")
     train, _ = level0(families(ACME))
@@ -278,6 +277,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-11", help="Family seeds to calibrate on (train split only).")
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
+    pin_numerics()
     made, trained = sft_model()
     found = families(ACME)
     refs = [f"acme/{name}" for name, family in sorted(found.items()) if family.split == "train"]

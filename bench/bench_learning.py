@@ -16,8 +16,8 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
 - start: SmolLM2-135M after bench_bands.py's SFT (oracle turns of train level 0, compact prompt),
   trained by its stages here when .egym lacks it, with bench.common.PINNED_NUMERICS. The curriculum
   reads the bands bench_bands calibrated (BANDS_KEY). A first attempt started from the SFT model
-  those bands were measured on; a fresh machine with another CPU trained other weights from the same
-  data, so its arms are kept apart (learning-ac7926.json, learning-arms-ac7926.json).
+  those bands were measured on; a fresh machine (its CPU's code paths not pinned then) trained other
+  weights from the same data, so its arms are kept apart (learning-ac7926.json, learning-arms-ac7926.json).
 - evaluation: the held-out level-0 episodes of bench_warmstart.py (unseen seeds of the train
   families, and the held-out families), 2 samples each (`-k 2`) at temperature 0.7, which is also
   the training temperature, compact prompt, 256 new tokens a turn. The SFT model is evaluated twice
