@@ -150,11 +150,10 @@ def journal_of(key: str) -> list[Outcome]:
 
 
 def calibrate_families(
-    refs: list[str], seeds: str, concurrency: int, model: Path, store: Path
+    refs: list[str], seeds: str, concurrency: int, model: Path, key: str, store: Path
 ) -> Iterator[list[Outcome]]:
     """Calibrate each family not in the journal yet, by `egym calibrate` in rounds (see `rounds`);
-    after each family, every outcome so far."""
-    key = local_model_key(str(model))
+    after each family, every outcome so far. `key` is `model`'s identity (hashing it reads every weight)."""
     outcomes = journal_of(key)
     done = {o.family for o in outcomes}
     for number, ref in enumerate(refs, 1):
@@ -282,6 +281,7 @@ def main() -> None:
     found = families(ACME)
     refs = [f"acme/{name}" for name, family in sorted(found.items()) if family.split == "train"]
     store = WORK / "runs.db"
+    key = local_model_key(str(SFT / "model"))
 
     def report(outcomes: list[Outcome]) -> None:
         families_done = {o.family for o in outcomes}
@@ -289,7 +289,7 @@ def main() -> None:
             "bands",
             {
                 "model": "SmolLM2-135M-Instruct after one SFT epoch on oracle turns of train level 0 (seeds 0-3)",
-                "model_key": outcomes[0].model if outcomes else local_model_key(str(SFT / "model")),
+                "model_key": key,
                 "harness": "prompt=compact",
                 "commands": {
                     "data": "egym sft-data <train families> --levels 0 --seeds 0-3 -H prompt=compact",
@@ -311,8 +311,8 @@ def main() -> None:
             },
         )
 
-    report(journal_of(local_model_key(str(SFT / "model"))))  # before a report names another model's SFT
-    for outcomes in calibrate_families(refs, args.seeds, args.concurrency, SFT / "model", store):
+    report(journal_of(key))  # before a report names another model's SFT
+    for outcomes in calibrate_families(refs, args.seeds, args.concurrency, SFT / "model", key, store):
         report(outcomes)
 
 

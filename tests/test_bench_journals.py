@@ -59,7 +59,6 @@ def _levels(ref: str, seeds: str) -> dict[int, list[str]]:
 def bands(tmp_path, monkeypatch):
     monkeypatch.setattr(bench_bands, "ROOT", tmp_path)
     monkeypatch.setattr(bench_bands, "JOURNAL", tmp_path / "bands-rollouts.jsonl")
-    monkeypatch.setattr(bench_bands, "local_model_key", lambda ref: KEY)
     monkeypatch.setattr(bench_bands, "Store", FakeStore)
     monkeypatch.setattr(bench_bands, "level_instances", _levels)
     FakeStore.rows = {}
@@ -87,20 +86,26 @@ def test_calibration_goes_on_with_the_families_the_journal_lacks(bands, tmp_path
     done = bench_bands.Outcome.of("acme/a", KEY, _row("acme/a-l0-s0", 0.0))
     bench_bands.JOURNAL.write_text(done.line() + "\n")
     progress = list(
-        bench_bands.calibrate_families(["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+        bench_bands.calibrate_families(
+            ["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", KEY, tmp_path / "db"
+        )
     )
     assert [command[command.index("--run") + 1] for command in bands] == [f"{bench_bands.RUN}-b"]
     assert [o.family for o in progress[-1]] == ["acme/a"] + ["acme/b"] * 12
     assert bench_bands.journal() == progress[-1]  # committed as it landed
     rerun = list(
-        bench_bands.calibrate_families(["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+        bench_bands.calibrate_families(
+            ["acme/a", "acme/b"], "0-11", 4, tmp_path / "model", KEY, tmp_path / "db"
+        )
     )
     assert rerun == [] and len(bands) == 1  # nothing left to do
 
 
 def test_a_level_gets_its_second_six_instances_only_after_a_pass_in_its_first(bands, tmp_path):
     PASSING.add("acme/a-l1-s2")
-    (outcomes,) = bench_bands.calibrate_families(["acme/a"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+    (outcomes,) = bench_bands.calibrate_families(
+        ["acme/a"], "0-11", 4, tmp_path / "model", KEY, tmp_path / "db"
+    )
     first, second = (command[command.index("calibrate") + 1 : command.index("-k")] for command in bands)
     assert first == [f"acme/a-l{level}-s{seed}" for level in (0, 1) for seed in range(6)]
     assert second == [f"acme/a-l1-s{seed}" for seed in range(12)]  # the whole level, so its band pools all 12
@@ -119,7 +124,9 @@ def test_the_journal_leaves_out_a_rollout_no_round_asks_for(bands, tmp_path):
     cut_off = _row("acme/a-l0-s9", 0.0)
     cut_off.status = "running"  # killed mid-rollout under the earlier design
     FakeStore.rows = {f"{bench_bands.RUN}-a": [cut_off]}
-    (outcomes,) = bench_bands.calibrate_families(["acme/a"], "0-11", 4, tmp_path / "model", tmp_path / "db")
+    (outcomes,) = bench_bands.calibrate_families(
+        ["acme/a"], "0-11", 4, tmp_path / "model", KEY, tmp_path / "db"
+    )
     assert len(outcomes) == 12 and "acme/a-l0-s9" not in {o.task for o in outcomes}
 
 
@@ -127,7 +134,7 @@ def test_calibration_refuses_a_journal_of_another_model(bands, tmp_path):
     other = bench_bands.Outcome.of("acme/a", "hf:sft/model@ffffffffffff", _row("acme/a-l0-s0", 0.0))
     bench_bands.JOURNAL.write_text(other.line() + "\n")
     with pytest.raises(SystemExit, match="did not reproduce"):
-        list(bench_bands.calibrate_families(["acme/b"], "0-11", 4, tmp_path / "model", tmp_path / "db"))
+        list(bench_bands.calibrate_families(["acme/b"], "0-11", 4, tmp_path / "model", KEY, tmp_path / "db"))
     assert bands == []
 
 
