@@ -33,6 +33,7 @@ plus unseen instances of trained ones.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import importlib.util
@@ -160,9 +161,16 @@ def family_bands(world_dir: Path) -> dict[str, dict[int, dict[str, Any]]]:
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        return copy.deepcopy(_parse_bands(path.read_text()))
     except yaml.YAMLError as exc:
         raise TaskError(f"{path}: not valid YAML: {exc}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_bands(text: str) -> dict[str, dict[int, dict[str, Any]]]:
+    # Keyed on the text, so a rewritten file is parsed again: materializing a training run's
+    # instances read the same 30 KB file once each, 15 minutes for 2,500 instances.
+    data = yaml.safe_load(text) or {}
     return {
         str(name): {
             int(level): bands_of(entry) if "band" in entry else entry for level, entry in levels.items()
