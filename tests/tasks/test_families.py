@@ -195,6 +195,19 @@ def test_an_old_bands_file_reads_as_model_unknown(tmp_path):
     assert {key: b.band for key, b in instance.bands.items()} == {"oracle": "too-easy", "unknown": "hard"}
 
 
+def test_bands_are_read_again_after_a_rewrite_and_a_callers_edit_does_not_leak(tmp_path):
+    # family_bands caches its parse (materialize calls it once per instance)
+    world = _world(tmp_path)
+    write_scaffold(world, "stock-check")
+    path = world / "families" / "bands.yaml"
+    path.write_text("stock-check:\n  0: {band: hard, calibration: {pass_rate: 0.1}}\n")
+    first = family_bands(world)
+    first["stock-check"][0]["unknown"]["band"] = "edited by a caller"
+    assert family_bands(world)["stock-check"][0]["unknown"]["band"] == "hard"
+    path.write_text("stock-check:\n  0: {band: too-easy, calibration: {pass_rate: 1.0}}\n")
+    assert family_bands(world)["stock-check"][0]["unknown"]["band"] == "too-easy"
+
+
 def test_consistency_counts_a_family_level_only_when_every_sampled_seed_is_solved():
     def row(task, passed):
         return SimpleNamespace(task=task, status="done", reward=1.0 if passed else 0.0, passed=passed)
