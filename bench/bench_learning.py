@@ -3,6 +3,7 @@ same compute, from the SFT model of bench_bands.py, on an evaluation whose own n
 
     nohup nice -n 15 .venv/bin/python bench/bench_learning.py > .egym/bench-learning.log 2>&1 &
         -> bench/results/learning.json (rewritten as stages land; `complete: false` until the end)
+    .venv/bin/python bench/bench_learning.py --report   # learning.json again from the committed arms
 
 Every stage is the user's own command, run as a whole process and journalled in
 .egym/bench-learning/stages.json, so a rerun goes on where a stop left it (a training run resumes
@@ -39,6 +40,7 @@ interval resampling families, McNemar counts.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -311,6 +313,16 @@ def pass_by_part(outcomes: dict[tuple[str, int], bool], parts: dict[str, list[st
     return result
 
 
+def mean_gain(arms: Arms, names: list[str]) -> dict:
+    """The runs' mean held-out gain over SFT; its interval resamples the families and the training seeds."""
+    result = paired_runs.compare_replicates(arms.outcomes("sft"), [arms.outcomes(name) for name in names])
+    return {
+        "runs": names,
+        "difference": round(result.difference, 4),
+        "difference_95_families_and_seeds_resampled": [round(x, 4) for x in result.interval],
+    }
+
+
 def report(arms: Arms, plan: dict, complete: bool) -> None:
     parts = plan["held_out"]
     done = [name for name in HELD_OUT_ARMS if name in arms]
@@ -319,7 +331,7 @@ def report(arms: Arms, plan: dict, complete: bool) -> None:
         for name in done
         if name != "sft" and "sft" in arms
     }
-    gains = [against_sft[f"grpo-s{s}"]["difference"] for s in range(3) if f"grpo-s{s}" in against_sft]
+    seeds = [f"grpo-s{s}" for s in range(3) if f"grpo-s{s}" in arms]
     write(
         "learning",
         {
@@ -339,8 +351,8 @@ def report(arms: Arms, plan: dict, complete: bool) -> None:
             "pass_at_1": {name: pass_by_part(arms.outcomes(name), parts) for name in done},
             "noise_floor_sft_vs_sft": against_sft.get("sft-control"),
             "against_sft": {k: v for k, v in against_sft.items() if k != "sft-control"},
-            "grpo_mean_gain": round(sum(gains) / len(gains), 4) if gains else None,
-            "grpo_seeds_measured": len(gains),
+            "grpo_mean_gain": mean_gain(arms, seeds) if "sft" in arms and seeds else None,
+            "grpo_seeds_measured": len(seeds),
             # Evaluations: wall time with a rollout in flight; training runs: the sum of their steps.
             "seconds": {
                 name: {k: v for k, v in arms.done[name].items() if k.endswith("seconds")} for name in done
@@ -358,6 +370,18 @@ def report(arms: Arms, plan: dict, complete: bool) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="only write learning.json again from the committed arms, with this code (a running bench "
+        "writes it with the code it started with); trains and evaluates nothing",
+    )
+    if parser.parse_args().report:
+        arms = Arms(json.loads(ARMS.read_text())["start"])
+        done = all(name in arms for name in (*HELD_OUT_ARMS, *VAL_ARMS))
+        report(arms, json.loads(PLAN.read_text()), complete=done)
+        return
     pin_numerics()
     sft_model()  # bench_bands' first two stages, once
     WORK.mkdir(parents=True, exist_ok=True)

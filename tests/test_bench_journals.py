@@ -177,6 +177,31 @@ def test_the_learning_rate_is_chosen_by_val_pass_rate_and_a_tie_keeps_the_first(
     assert search["chosen_lr"] == second and search["against_sft_on_val"][second]["gained"] == 2
 
 
+def test_the_report_is_written_again_from_the_committed_arms_with_the_seeds_mean_gain(tmp_path, monkeypatch):
+    from bench import common
+
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "PLAN", tmp_path / "plan.json")
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    monkeypatch.setattr(common, "RESULTS", tmp_path)
+    episodes = [f"acme/{family}-l0-s{seed}" for family in ("x", "y") for seed in (1, 2)]
+    bench_learning.PLAN.write_text(json.dumps({"held_out": {"unseen_seeds": episodes}, "val": []}))
+    arms = bench_learning.Arms(KEY)
+    for name, passing in (("sft", 0), ("grpo-s0", 2), ("grpo-s1", 1)):  # seeds gain 2 and 1 of 4 episodes
+        FakeStore.rows = {name: [_row(t, float(i < passing)) for i, t in enumerate(episodes)]}
+        arms.land(name, name)
+    monkeypatch.setattr(sys, "argv", ["bench_learning.py", "--report"])
+    bench_learning.main()
+    report = json.loads((tmp_path / "learning.json").read_text())
+    assert report["complete"] is False and report["grpo_seeds_measured"] == 2
+    gain = report["grpo_mean_gain"]
+    assert gain["runs"] == ["grpo-s0", "grpo-s1"] and gain["difference"] == pytest.approx(0.375)
+    # Drawing the y family twice gains nothing; x twice with seed 0 twice, everything (1 draw in 16):
+    assert gain["difference_95_families_and_seeds_resampled"] == [0.0, 1.0]
+    assert report["against_sft"]["grpo-s0"]["gained"] == 2
+
+
 def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_time_left(
     tmp_path, monkeypatch
 ):

@@ -11,6 +11,9 @@ reports what a reader needs to judge a difference:
 - the episodes (task and sample index) that only one run passed, and the exact two-sided
   McNemar p-value over them.
 
+Several runs of one recipe (training seeds) against one baseline: `compare_replicates`, their mean
+difference with an interval that resamples the runs as well as the families.
+
 Only complete grades count (an incomplete grade is neither a pass nor a fail).
 """
 
@@ -79,17 +82,12 @@ def compare(
     tasks = sorted(rates[0].keys() & rates[1].keys())
     if not tasks:
         return None
-    clusters: dict[str, list[float]] = defaultdict(list)  # family -> per-task differences
-    for task in tasks:
-        at = family_level(task)
-        clusters[at[0] if at else task].append(rates[1][task] - rates[0][task])
-    groups = [(sum(d), len(d)) for d in clusters.values()]
+    groups = _family_sums(tasks, rates[0], rates[1])
     rng = random.Random(seed)
     draws = []
     for _ in range(resamples):
         picked = rng.choices(groups, k=len(groups))
         draws.append(sum(s for s, _ in picked) / sum(n for _, n in picked))
-    draws.sort()
     common = a.keys() & b.keys()
     only_a = sum(a[e] and not b[e] for e in common)
     only_b = sum(b[e] and not a[e] for e in common)
@@ -100,13 +98,77 @@ def compare(
         pass_a=pass_a,
         pass_b=pass_b,
         difference=pass_b - pass_a,
-        interval=(draws[int(0.025 * resamples)], draws[min(resamples - 1, int(0.975 * resamples))]),
+        interval=_central_95(draws),
         episodes=len(common),
         both=sum(a[e] and b[e] for e in common),
         only_a=only_a,
         only_b=only_b,
         mcnemar_p=mcnemar_p(only_a, only_b),
     )
+
+
+@dataclass(frozen=True)
+class Replicated:
+    """Runs of one recipe (say, three training seeds) against one baseline run."""
+
+    tasks: int  # tasks every run holds a complete grade of
+    families: int
+    runs: int
+    differences: tuple[float, ...]  # each run's pass@1 minus the baseline's
+    difference: float  # their mean
+    interval: tuple[float, float]  # 95 %, families and runs resampled
+
+
+def compare_replicates(
+    a: dict[tuple[str, int], bool],
+    runs: list[dict[tuple[str, int], bool]],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> Replicated | None:
+    """The mean gain of `runs` over run a, with an interval that resamples the families and, within each
+    draw, the runs too: how far apart the training seeds land widens it (with few runs, crudely). None
+    when the runs share no task with a and each other."""
+    base = _task_rates(a)
+    rates = [_task_rates(run) for run in runs]
+    tasks = sorted(set(base).intersection(*rates))
+    if not runs or not tasks:
+        return None
+    # Each run's (sum, count) per family, the families in one order for all runs.
+    per_run = [_family_sums(tasks, base, r) for r in rates]
+    counts = [n for _, n in per_run[0]]
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(resamples):
+        picked_runs = rng.choices(per_run, k=len(per_run))
+        picked = rng.choices(range(len(counts)), k=len(counts))
+        total = sum(counts[f] for f in picked)
+        draws.append(sum(sum(run[f][0] for f in picked) / total for run in picked_runs) / len(picked_runs))
+    differences = tuple(sum(s for s, _ in run) / len(tasks) for run in per_run)
+    return Replicated(
+        tasks=len(tasks),
+        families=len(counts),
+        runs=len(runs),
+        differences=differences,
+        difference=sum(differences) / len(differences),
+        interval=_central_95(draws),
+    )
+
+
+def _central_95(draws: list[float]) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the bootstrap's draws."""
+    draws = sorted(draws)
+    return draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]
+
+
+def _family_sums(tasks: list[str], a: dict[str, float], b: dict[str, float]) -> list[tuple[float, int]]:
+    """Per family (the clusters the bootstraps resample), in order of first task: the sum of b - a over its
+    tasks, and how many tasks it has."""
+    clusters: dict[str, list[float]] = defaultdict(list)
+    for task in tasks:
+        at = family_level(task)
+        clusters[at[0] if at else task].append(b[task] - a[task])
+    return [(sum(d), len(d)) for d in clusters.values()]
 
 
 def pass_at_1(run: dict[tuple[str, int], bool]) -> float:

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grader.grade import Grade, ItemResult
-from gym.batch.paired import compare, mcnemar_p, outcomes, pass_at_1
+from gym.batch.paired import compare, compare_replicates, mcnemar_p, outcomes, pass_at_1
 from gym.cli import app
 from gym.store import Store
 
@@ -44,6 +44,40 @@ def test_the_interval_resamples_whole_families():
     assert result.difference == pytest.approx(0.5)
     assert result.interval == (0.0, 1.0)
     assert (result.only_b, result.only_a) == (10, 0) and result.mcnemar_p == pytest.approx(2 / 1024)
+
+
+def test_replicates_gain_their_mean_and_agreeing_seeds_give_the_family_interval():
+    """Three seeds that pass the same episodes: the mean gain is each one's, and resampling the seeds
+    adds nothing to the spread of the families (the `up` family gained, `flat` did not)."""
+    before = {(f"w/{fam}-l0-s{seed}", 0): False for fam in ("up", "flat") for seed in range(10)}
+    after = {(task, s): task.startswith("w/up") for task, s in before}
+    result = compare_replicates(before, [after, after, after], resamples=2000)
+    assert (result.tasks, result.families, result.runs) == (20, 2, 3)
+    assert result.differences == (0.5, 0.5, 0.5) and result.difference == pytest.approx(0.5)
+    assert result.interval == (0.0, 1.0)
+
+
+def test_seeds_that_disagree_widen_the_replicates_interval():
+    """One family; one seed gains every episode, two lose none: the families alone cannot spread the
+    difference (one cluster), so the whole interval comes from resampling the seeds."""
+    before = {(f"w/up-l0-s{seed}", 0): False for seed in range(10)}
+    gained = dict.fromkeys(before, True)
+    result = compare_replicates(before, [gained, before, before], resamples=2000)
+    assert result.differences == (1.0, 0.0, 0.0)
+    assert result.difference == pytest.approx(1 / 3)
+    # No pick of the gainer (8 draws in 27) to three picks of it (1 in 27, above the 2.5 % tail):
+    assert result.interval == (0.0, 1.0)
+    assert compare(before, gained).interval == (1.0, 1.0)  # one seed alone: no spread at all
+
+
+def test_replicates_count_only_the_tasks_every_run_holds():
+    before = {("w/a-l0-s0", 0): False, ("w/a-l0-s1", 0): False}
+    one = {("w/a-l0-s0", 0): True, ("w/a-l0-s1", 0): True}
+    other = {("w/a-l0-s0", 0): True}  # s1 lacks a complete grade here
+    result = compare_replicates(before, [one, other], resamples=100)
+    assert result.tasks == 1 and result.differences == (1.0, 1.0)
+    assert compare_replicates(before, [{("w/b-l0-s0", 0): True}]) is None
+    assert compare_replicates(before, []) is None
 
 
 def test_only_complete_grades_count_and_runs_without_common_tasks_are_not_compared():
