@@ -32,8 +32,7 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
   of as many distinct train level-0 instances; the ones with full score become SFT data; one epoch
   from the SFT model.
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
-  in GRPO seed 0's training time (one epoch timed first on this machine, then the rest when more
-  than one fits).
+  in GRPO seed 0's training time, an epoch's time being the SFT stage's own on this machine.
 Compared with `gym.batch.paired`: pass@1 over each episode's samples, difference with a 95 %
 interval resampling families, McNemar counts.
 """
@@ -232,19 +231,15 @@ def training_seconds(run: Path) -> float:
 
 
 def more_sft(stages: Stages, grpo_seconds: float) -> Path:
-    """The SFT data again, from the SFT model, for GRPO seed 0's training time: one epoch first, timed
-    on this machine as GRPO was (the SFT stage of bench_bands.py ran beside other work), then as many
-    epochs as fit, from the SFT model again, when that is more than one."""
-    common = ["trainer/configs/sft-smollm2.yaml", f"data={SFT_DATA}", f"model.path={SFT_MODEL}", "lr=1e-4"]
-    one = WORK / "more-sft-1"
-    stages.run("more-sft-1", [*EGYM, "sft", *common, "epochs=1", "prompt=compact", f"output_dir={one}"])
-    epochs = max(1, round(grpo_seconds / training_seconds(one)))
-    if epochs == 1:
-        return one / "model"
+    """The SFT data again, from the SFT model, for as many epochs as fit in GRPO seed 0's training time.
+    An epoch's time is the SFT stage's own: one epoch of the same data and settings, on this machine
+    (a fresh machine trains the SFT model again, so it is never another machine's)."""
+    epochs = max(1, round(grpo_seconds / training_seconds(SFT)))
     out = WORK / "more-sft"
     stages.run(
         "more-sft",
-        [*EGYM, "sft", *common, f"epochs={epochs}", "prompt=compact", f"output_dir={out}"],
+        [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={SFT_DATA}", f"model.path={SFT_MODEL}"]
+        + ["lr=1e-4", f"epochs={epochs}", "prompt=compact", f"output_dir={out}"],
         then=lambda: {"epochs": epochs},
     )
     return out / "model"
@@ -437,7 +432,11 @@ def main() -> None:
         sample_seconds=lambda: busy_seconds(rows_of("rft-sample")),
         training_seconds=lambda: round(training_seconds(WORK / "rft"), 1),
     )
-    arm("more-sft", lambda: more_sft(stages, arms.done["grpo-s0"]["training_seconds"]))
+    arm(
+        "more-sft",
+        lambda: more_sft(stages, arms.done["grpo-s0"]["training_seconds"]),
+        training_seconds=lambda: round(training_seconds(WORK / "more-sft"), 1),
+    )
     report(arms, plan, complete=True)
 
 
