@@ -278,22 +278,41 @@ def recipe_search(arms: Arms, val: list[str]) -> dict:
     }
 
 
-def whole_run(plan: dict) -> str:
-    """The whole run's progress in rollouts (evaluations, GRPO's and RFT's sampling; the SFT runs, minutes
-    each, are left out) and its time left at the rate so far, busy time across sessions."""
+def whole_run(plan: dict, arms: Arms) -> str:
+    """The whole run's progress in rollouts (evaluations, GRPO's and RFT's sampling, not the SFT runs) and
+    its time left at the rate so far, busy time across sessions, plus more SFT's training (as long as
+    GRPO seed 0's, by construction). A landed arm counts from the arms' file, which a fresh checkout
+    keeps; the rest from the run store and the training metrics."""
     held = sum(len(ids) for ids in plan["held_out"].values())
     total = 2 * held * len(HELD_OUT_ARMS) + 2 * len(plan["val"]) * len(VAL_ARMS)
     total += GRPO_RUNS * ROLLOUTS + len(plan["rft_instances"])
     done = seconds = 0.0
-    for run in [f"eval-{name}" for name in (*HELD_OUT_ARMS, *VAL_ARMS)] + ["rft-sample"]:
+    for name in (*HELD_OUT_ARMS, *VAL_ARMS):
+        if name in arms:
+            done += len(arms.done[name]["outcomes"])
+            seconds += arms.done[name]["eval_seconds"]
+    stored = [f"eval-{name}" for name in (*HELD_OUT_ARMS, *VAL_ARMS) if name not in arms]
+    for run in stored + ([] if "rft" in arms else ["rft-sample"]):
         rows = [r for r in rows_of(run) if r.finished_at]
         done, seconds = done + len(rows), seconds + busy_seconds(rows)
+    if "rft" in arms:
+        done += len(plan["rft_instances"])
+        seconds += arms.done["rft"]["sample_seconds"]
+    trained = {}  # a GRPO run's folder -> its steps and their seconds; the landed arms' first
+    for name, landed in arms.done.items():
+        if "per_step" in landed:
+            seed = int(name.removeprefix("grpo-s")) if name.startswith("grpo-s") else 0
+            trained[grpo_dir(landed["lr"], seed).name] = len(landed["per_step"]), landed["training_seconds"]
     for metrics in sorted(WORK.glob("grpo-lr*-s*/metrics.jsonl")):
-        done += len(read_metrics(metrics).steps) * TASKS_PER_STEP * GROUP
-        seconds += training_seconds(metrics.parent)
+        if metrics.parent.name not in trained:
+            trained[metrics.parent.name] = len(read_metrics(metrics).steps), training_seconds(metrics.parent)
+    for steps, run_seconds in trained.values():
+        done, seconds = done + steps * TASKS_PER_STEP * GROUP, seconds + run_seconds
     line = f"whole run: {done:,.0f}/{total:,} rollouts ({100 * done / total:.0f} %)"
     if done and seconds:
         left = (total - done) * seconds / done
+        if "grpo-s0" in arms and "more-sft" not in arms:
+            left += arms.done["grpo-s0"]["training_seconds"]
         line += f", about {left / 3600:.1f} h left at {60 * done / seconds:.1f}/min so far"
     return line
 
@@ -401,7 +420,7 @@ def main() -> None:
         if name in arms:
             print(f"{name}: evaluated before", flush=True)
             return
-        print(whole_run(plan), flush=True)
+        print(whole_run(plan, arms), flush=True)
         model = make_model()
         arms.land(name, evaluate(stages, name, model, on, seed), **{k: f() for k, f in extra.items()})
         report(arms, plan, complete=False)

@@ -222,12 +222,14 @@ def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_t
     tmp_path, monkeypatch
 ):
     monkeypatch.setattr(bench_learning, "WORK", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
     monkeypatch.setattr(bench_learning, "Store", FakeStore)
     plan = {"held_out": {"a": ["t1", "t2"], "b": ["t3"]}, "val": ["v1"], "rft_instances": ["r1", "r2"]}
     held, val = 2 * 3 * len(bench_learning.HELD_OUT_ARMS), 2 * len(bench_learning.VAL_ARMS)
     total = held + val + bench_learning.GRPO_RUNS * bench_learning.ROLLOUTS + 2
     FakeStore.rows = {}
-    assert bench_learning.whole_run(plan) == f"whole run: 0/{total:,} rollouts (0 %)"
+    arms = bench_learning.Arms(KEY)
+    assert bench_learning.whole_run(plan, arms) == f"whole run: 0/{total:,} rollouts (0 %)"
 
     unfinished = _row("t1", 0.0, 3)
     unfinished.finished_at = None
@@ -238,10 +240,41 @@ def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_t
     (run / "metrics.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))  # step 2 resumed
     done = 2 + 2 * bench_learning.TASKS_PER_STEP * bench_learning.GROUP
     seconds = 31.0 + 149.0
-    line = bench_learning.whole_run(plan)
+    line = bench_learning.whole_run(plan, arms)
     assert line.startswith(f"whole run: {done}/{total:,} rollouts ({100 * done / total:.0f} %)")
     assert f"about {(total - done) * seconds / done / 3600:.1f} h left" in line
     assert f"at {60 * done / seconds:.1f}/min" in line
+
+
+def test_a_fresh_checkout_counts_the_landed_arms_in_the_whole_run_and_each_training_run_once(
+    tmp_path, monkeypatch
+):
+    """A fresh machine has no run store or metrics, but the arms' file: its progress is not 0. Where the
+    machine kept them too, a landed run counts once."""
+    monkeypatch.setattr(bench_learning, "WORK", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    plan = {"held_out": {"a": ["t1", "t2"]}, "val": ["v1"], "rft_instances": ["r1"]}
+    held, val = 2 * 2 * len(bench_learning.HELD_OUT_ARMS), 2 * len(bench_learning.VAL_ARMS)
+    total = held + val + bench_learning.GRPO_RUNS * bench_learning.ROLLOUTS + 1
+    arms = bench_learning.Arms(KEY)
+    FakeStore.rows = {"eval-sft": [_row("t1", 1.0, 0), _row("t2", 0.0, 1)]}  # 31 s busy
+    arms.land("sft", "eval-sft")
+    FakeStore.rows = {"eval-grpo-s0": [_row("t1", 1.0, 0), _row("t2", 1.0, 1)]}
+    arms.land("grpo-s0", "eval-grpo-s0", lr="3e-6", training_seconds=600.0, per_step=[{"step": 1}] * 5)
+    FakeStore.rows = {}  # a fresh machine's empty store
+    done = 2 + 2 + 5 * bench_learning.TASKS_PER_STEP * bench_learning.GROUP
+    seconds = 31.0 + 31.0 + 600.0
+    left = (total - done) * seconds / done + 600.0  # and more SFT, as long as GRPO seed 0 trained
+    expected = (
+        f"whole run: {done}/{total:,} rollouts ({100 * done / total:.0f} %), about {left / 3600:.1f} h left"
+    )
+    assert bench_learning.whole_run(plan, arms).startswith(expected)
+
+    kept = bench_learning.grpo_dir("3e-6", 0)  # the same run's metrics, on a machine that kept them
+    kept.mkdir()
+    (kept / "metrics.jsonl").write_text(json.dumps({"step": 1, "time_step": 100.0}) + "\n")
+    assert bench_learning.whole_run(plan, arms).startswith(expected)
 
 
 def test_an_arms_pass_at_1_is_reported_over_all_episodes_and_each_part():
