@@ -286,18 +286,23 @@ def whole_run(plan: dict, arms: Arms) -> str:
     held = sum(len(ids) for ids in plan["held_out"].values())
     total = 2 * held * len(HELD_OUT_ARMS) + 2 * len(plan["val"]) * len(VAL_ARMS)
     total += GRPO_RUNS * ROLLOUTS + len(plan["rft_instances"])
-    done = seconds = 0.0
-    for name in (*HELD_OUT_ARMS, *VAL_ARMS):
-        if name in arms:
-            done += len(arms.done[name]["outcomes"])
-            seconds += arms.done[name]["eval_seconds"]
-    stored = [f"eval-{name}" for name in (*HELD_OUT_ARMS, *VAL_ARMS) if name not in arms]
-    for run in stored + ([] if "rft" in arms else ["rft-sample"]):
+
+    def stored(run: str) -> tuple[int, float]:
         rows = [r for r in rows_of(run) if r.finished_at]
-        done, seconds = done + len(rows), seconds + busy_seconds(rows)
-    if "rft" in arms:
-        done += len(plan["rft_instances"])
-        seconds += arms.done["rft"]["sample_seconds"]
+        return len(rows), busy_seconds(rows)
+
+    sampled = [
+        (len(arms.done[name]["outcomes"]), arms.done[name]["eval_seconds"])
+        if name in arms
+        else stored(f"eval-{name}")
+        for name in (*HELD_OUT_ARMS, *VAL_ARMS)
+    ]
+    sampled.append(
+        (len(plan["rft_instances"]), arms.done["rft"]["sample_seconds"])
+        if "rft" in arms
+        else stored("rft-sample")
+    )
+    done, seconds = sum(n for n, _ in sampled), sum(t for _, t in sampled)
     trained = {}  # a GRPO run's folder -> its steps and their seconds; the landed arms' first
     for name, landed in arms.done.items():
         if "per_step" in landed:
