@@ -154,7 +154,10 @@ def test_at_exit_every_engine_stops_mid_generation_and_its_thread_ends(toy, monk
     model, tokenizer = toy
     engine = Engine(model, tokenizer)
     assert set(engines._running) == {engine}
-    request = engine.submit(prompts(tokenizer, 1)[0], PARAMS.model_copy(update={"max_new_tokens": 200}))
+    # No end token: a request whose first sampled token ends it never reaches a decoding step, and
+    # the loop below would wait for one for ever (it did, once in a fresh clone).
+    long = PARAMS.model_copy(update={"max_new_tokens": 200})
+    request = engine.submit(prompts(tokenizer, 1)[0], long, processor=no_end(tokenizer))
     while not engine.stats["steps"]:
         time.sleep(0.01)
     engines._close_engines()
