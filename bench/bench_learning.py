@@ -32,7 +32,9 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
   of as many distinct train level-0 instances; the ones with full score become SFT data; one epoch
   from the SFT model.
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
-  in GRPO seed 0's training time, an epoch's time being the SFT stage's own on this machine.
+  in GRPO seed 0's training time, an epoch's time being the SFT stage's own. The count is fixed in
+  the plan the first time it is known, so a later machine's SFT, timed beside other work, cannot
+  change it: 17,351 s / 4,549 s (2026-12-01's fresh AMD EPYC, the CPU of every landed arm) = 4.
 Compared with `gym.batch.paired`: pass@1 over each episode's samples, difference with a 95 %
 interval resampling families, McNemar counts.
 """
@@ -230,11 +232,17 @@ def training_seconds(run: Path) -> float:
     )
 
 
-def more_sft(stages: Stages, grpo_seconds: float) -> Path:
-    """The SFT data again, from the SFT model, for as many epochs as fit in GRPO seed 0's training time.
-    An epoch's time is the SFT stage's own: one epoch of the same data and settings, on this machine
-    (a fresh machine trains the SFT model again, so it is never another machine's)."""
-    epochs = max(1, round(grpo_seconds / training_seconds(SFT)))
+def more_sft_epochs(plan: dict, grpo_seconds: float) -> int:
+    """As many SFT epochs as fit in GRPO seed 0's training time, an epoch's time being the SFT stage's
+    own (one epoch of the same data and settings); fixed in the committed plan once known."""
+    if "more_sft_epochs" not in plan:
+        plan["more_sft_epochs"] = max(1, round(grpo_seconds / training_seconds(SFT)))
+        PLAN.write_text(json.dumps(plan, indent=1) + "\n")
+    return plan["more_sft_epochs"]
+
+
+def more_sft(stages: Stages, epochs: int) -> Path:
+    """The SFT data again, from the SFT model, for `epochs` epochs."""
     out = WORK / "more-sft"
     stages.run(
         "more-sft",
@@ -458,7 +466,7 @@ def main() -> None:
     )
     arm(
         "more-sft",
-        lambda: more_sft(stages, arms.done["grpo-s0"]["training_seconds"]),
+        lambda: more_sft(stages, more_sft_epochs(plan, arms.done["grpo-s0"]["training_seconds"])),
         training_seconds=lambda: round(training_seconds(WORK / "more-sft"), 1),
     )
     report(arms, plan, complete=True)

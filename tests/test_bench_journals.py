@@ -202,20 +202,29 @@ def test_the_report_is_written_again_from_the_committed_arms_with_the_seeds_mean
     assert report["against_sft"]["grpo-s0"]["gained"] == 2
 
 
-def test_more_sft_trains_as_many_epochs_as_fit_in_grpos_time_at_the_sft_stages_pace(tmp_path, monkeypatch):
+def test_more_sft_trains_as_many_epochs_as_fit_in_grpos_time_fixed_in_the_plan_once_known(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(bench_learning, "WORK", tmp_path)
     monkeypatch.setattr(bench_learning, "SFT", tmp_path / "sft")
+    monkeypatch.setattr(bench_learning, "PLAN", tmp_path / "plan.json")
     (tmp_path / "sft").mkdir()
     steps = [{"step": s, "loss": 1.0, "time_step": 1000.0} for s in (1, 2, 3)]  # one epoch: 3,000 s
     (tmp_path / "sft" / "metrics.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
+    plan = {"val": []}
+    assert bench_learning.more_sft_epochs(plan, grpo_seconds=10_400.0) == 3  # 10,400 / 3,000 rounds to 3
+    assert json.loads(bench_learning.PLAN.read_text())["more_sft_epochs"] == 3  # committed with the plan
+    # A slower SFT epoch later (another machine, or one timed beside other work) changes nothing:
+    steps = [{"step": s, "loss": 1.0, "time_step": 5000.0} for s in (1, 2, 3)]
+    (tmp_path / "sft" / "metrics.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
+    assert bench_learning.more_sft_epochs(plan, grpo_seconds=10_400.0) == 3
+    assert bench_learning.more_sft_epochs({}, grpo_seconds=1_000.0) == 1  # never none
     ran = []
     stages = SimpleNamespace(run=lambda name, argv, then=None: ran.append((name, argv, then())))
-    assert bench_learning.more_sft(stages, grpo_seconds=10_400.0) == tmp_path / "more-sft" / "model"
-    assert bench_learning.more_sft(stages, grpo_seconds=1_000.0) == tmp_path / "more-sft" / "model"
-    (_, first, epochs), (_, second, fewest) = ran
-    assert "epochs=3" in first and epochs == {"epochs": 3}  # 10,400 / 3,000 rounds to 3
-    assert "epochs=1" in second and fewest == {"epochs": 1}  # never none
-    assert f"model.path={bench_learning.SFT_MODEL}" in first
+    assert bench_learning.more_sft(stages, 3) == tmp_path / "more-sft" / "model"
+    [(_, argv, epochs)] = ran
+    assert "epochs=3" in argv and epochs == {"epochs": 3}
+    assert f"model.path={bench_learning.SFT_MODEL}" in argv
 
 
 def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_time_left(
