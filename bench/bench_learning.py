@@ -32,9 +32,11 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
   of as many distinct train level-0 instances; the ones with full score become SFT data; one epoch
   from the SFT model.
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
-  in GRPO seed 0's training time, an epoch's time being the SFT stage's own. The count is fixed in
-  the plan the first time it is known, so a later machine's SFT, timed beside other work, cannot
-  change it: 17,351 s / 4,549 s (2026-12-01's fresh AMD EPYC, the CPU of every landed arm) = 4.
+  in GRPO seed 0's training time, an epoch's time being the SFT stage's own. Both times must come
+  from one machine, and machines of one CPU model differ, so the count is fixed in the plan once
+  known: 4, from 17,351 s over the SFT stage's 3,922 s on the machine that trained grpo-s0
+  (2026-11-29; 4.4). The SFT took 4,549 s of step time on 2026-12-01's machine (3.8, also 4) and
+  3,522 s on 2026-12-02's, which against grpo-s0's time from another machine would give 5.
 Compared with `gym.batch.paired`: pass@1 over each episode's samples, difference with a 95 %
 interval resampling families, McNemar counts.
 """
