@@ -28,8 +28,9 @@ def summary(samples: list[float]) -> dict[str, float]:
 # bits. Measured 2026-11-29: bench_bands' SFT, trained again from the same data on another machine, gave
 # other weights (final loss 0.1376979 against 0.1377058); three AdamW steps of SmolLM2 here give other
 # bits with torch's kernels at `default` than at AVX2, the same with these settings as without (this
-# CPU is AVX2), at the same speed. With them an AVX-512 machine should take the AVX2 paths too (not
-# measured: no such machine here); the journals check the model's key, so a miss stops a bench.
+# CPU is AVX2), at the same speed. With them an AVX-512 machine takes the AVX2 paths too: on 2026-12-02
+# one (an AMD EPYC with AVX-512) trained that SFT to the same key and final loss as the AVX2 ones. The
+# journals check the model's key, so a miss would stop a bench.
 PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
