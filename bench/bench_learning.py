@@ -234,12 +234,16 @@ def training_seconds(run: Path) -> float:
     )
 
 
+def write_plan(plan: dict) -> None:
+    PLAN.write_text(json.dumps(plan, indent=1) + "\n")
+
+
 def more_sft_epochs(plan: dict, grpo_seconds: float) -> int:
     """As many SFT epochs as fit in GRPO seed 0's training time, an epoch's time being the SFT stage's
     own (one epoch of the same data and settings); fixed in the committed plan once known."""
     if "more_sft_epochs" not in plan:
         plan["more_sft_epochs"] = max(1, round(grpo_seconds / training_seconds(SFT)))
-        PLAN.write_text(json.dumps(plan, indent=1) + "\n")
+        write_plan(plan)
     return plan["more_sft_epochs"]
 
 
@@ -425,7 +429,7 @@ def main() -> None:
             "train_families": [f"acme/{f.name}" for f in train],
             "rft_instances": train_instances(train, ROLLOUTS),
         }
-        PLAN.write_text(json.dumps(plan, indent=1) + "\n")
+        write_plan(plan)
     plan = json.loads(PLAN.read_text())
     parts, refs = plan["held_out"], plan["train_families"]
     episodes = [i for part in parts.values() for i in part]
