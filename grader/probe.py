@@ -29,6 +29,7 @@ from core.errors import SandboxError
 from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
 from grader.docstate import document_dict
+from grader.document_reads import READS, Key, reading_key
 from grader.errors import ProbeError, StateError
 from grader.mailstate import MailSnapshot
 from grader.sql_session import SqlSession
@@ -98,7 +99,8 @@ class SandboxProbe:
     """Reads a live sandbox's final state, caching each source once per probe (one probe per grade).
 
     SQL goes through one persistent read-only session (no exec per query), the
-    chat snapshot is taken once, and documents are read in one LibreOffice run.
+    chat snapshot is taken once, and documents are read in one LibreOffice run (none when this
+    process has read the same bytes before: grader.document_reads).
     """
 
     def __init__(self, sandbox, *, timeout_s: float = 120):
@@ -225,6 +227,8 @@ class SandboxProbe:
     def _read_documents(self, paths: list[str]) -> None:
         """Copy each file into the grader's own folder, then read all copies in one LibreOffice run.
 
+        Copies whose bytes this process has read before (grader.document_reads) are not read again.
+
         A failed run is remembered for its paths: items reading the same document do not start
         the reader again (each try may take the reader's whole time).
         """
@@ -246,6 +250,11 @@ class SandboxProbe:
                 self._documents[path] = {"error": answer["refused"]}
             else:
                 copies[copy] = path
+        keys = self._reading_keys(copies)
+        for copy, key in keys.items():
+            known = READS.get(key)
+            if known is not None:
+                self._documents[copies.pop(copy)] = known
         if not copies:
             return
         budget = max(self.timeout_s - READER_MARGIN_S, self.timeout_s / 2)
@@ -270,7 +279,22 @@ class SandboxProbe:
                 continue
             if "error" in doc:
                 doc["error"] = doc["error"].replace(copy, path)
+            elif copy in keys:
+                READS.put(keys[copy], doc)
             self._documents[path] = doc
+
+    def _reading_keys(self, copies: Iterable[str]) -> dict[str, Key]:
+        """Each copy's key in grader.document_reads (none for a sandbox that does not name its image)."""
+        image = getattr(self.sandbox, "image_id", None)
+        if not image:
+            return {}
+        keys = {}
+        for copy in copies:
+            try:
+                keys[copy] = reading_key(image, copy, self.sandbox.read_file(copy, max_bytes=MAX_FILE_BYTES))
+            except Exception:  # noqa: BLE001 - the grader's own copy; unread here, the reader reads it
+                continue
+        return keys
 
     def changes(self) -> Changes | None:
         if not self._changes_read:

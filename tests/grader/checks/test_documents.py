@@ -6,8 +6,10 @@ import io
 
 import pytest
 
+import grader.probe
 from grader.checks import documents, files
 from grader.checks.base import CheckContext
+from grader.document_reads import DocumentReads
 from grader.errors import StateError
 from grader.probe import DOCUMENT_COPIES, SandboxProbe
 from grader.score import grade
@@ -147,17 +149,22 @@ def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monk
             py_item("missing", "documents.heading_exists", args={"path": "c.docx", "text": "Summary"}),
         ]
     )
+    monkeypatch.setattr(grader.probe, "READS", DocumentReads())  # none read yet in this process
     runs = []
-    with SandboxProbe(sandbox) as probe:
-        original = probe._run_json
-        monkeypatch.setattr(
-            probe,
-            "_run_json",
-            lambda cmd, what, **kw: (
-                (what == "read_document" and runs.append(cmd)) or original(cmd, what, **kw)
-            ),
-        )
-        result = grade(rubric, probe)
+
+    def graded():
+        with SandboxProbe(sandbox) as probe:
+            original = probe._run_json
+            monkeypatch.setattr(
+                probe,
+                "_run_json",
+                lambda cmd, what, **kw: (
+                    (what == "read_document" and runs.append(cmd)) or original(cmd, what, **kw)
+                ),
+            )
+            return grade(rubric, probe)
+
+    result = graded()
     assert [i.status for i in result.items if i.section != "damage"] == ["pass", "pass", "pass", "fail"]
     assert str(result) == "3/4" and not result.incomplete
     # One LibreOffice run, over the grader's own copies of the two files that exist (c.docx does not).
@@ -166,3 +173,7 @@ def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monk
         "summary.xlsx",
     ]
     assert all(path.startswith(DOCUMENT_COPIES + "/") for path in runs[0][4:])
+    # Graded again, the same bytes are not read again (grader.document_reads), with the same outcome.
+    again = graded()
+    assert len(runs) == 1
+    assert [(i.status, i.evidence) for i in again.items] == [(i.status, i.evidence) for i in result.items]
