@@ -9,7 +9,8 @@ What a reading depends on, and so the key: the image (its LibreOffice and its re
 the file's name extension (the format is chosen by it), the UTC day (a TODAY() or a date field
 reads as the day it is read) and the SHA-256 of the bytes. Never kept: an error answer (it may
 depend on the reader's time budget), and a spreadsheet whose formulas read the clock at a finer
-grain than the day, draw random numbers or link to other files.
+grain than the day, draw random numbers or link to other files. Files over 4 MB are read each
+time, never fetched to be hashed (grader.probe.MAX_KEPT_BYTES).
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ DOCUMENT_COPIES = "/var/lib/egym-grader/documents"  # the reader opens copies he
 FILE_COPIES = "/var/lib/egym-grader/files"  # file() reads these copies through the Docker API
 MAX_OUTPUT_BYTES = 64 << 20  # a reader's whole answer
 MAX_FILE_BYTES = 64 << 20
+MAX_KEPT_BYTES = 4 << 20  # larger documents are read each time (grader.document_reads)
 COPY_TIMEOUT_S = 60
 # The document reader stops itself this long before its exec's timeout (it kills its own LibreOffice).
 READER_MARGIN_S = 20
@@ -250,7 +251,7 @@ class SandboxProbe:
                 self._documents[path] = {"error": answer["refused"]}
             else:
                 copies[copy] = path
-        keys = self._reading_keys(copies)
+        keys = self._reading_keys([copy for copy, path in copies.items() if _small(answers[path])])
         for copy, key in keys.items():
             known = READS.get(key)
             if known is not None:
@@ -283,7 +284,7 @@ class SandboxProbe:
                 READS.put(keys[copy], doc)
             self._documents[path] = doc
 
-    def _reading_keys(self, copies: Iterable[str]) -> dict[str, Key]:
+    def _reading_keys(self, copies: list[str]) -> dict[str, Key]:
         """Each copy's key in grader.document_reads (none for a sandbox that does not name its image)."""
         image = getattr(self.sandbox, "image_id", None)
         if not image:
@@ -291,7 +292,7 @@ class SandboxProbe:
         keys = {}
         for copy in copies:
             try:
-                keys[copy] = reading_key(image, copy, self.sandbox.read_file(copy, max_bytes=MAX_FILE_BYTES))
+                keys[copy] = reading_key(image, copy, self.sandbox.read_file(copy, max_bytes=MAX_KEPT_BYTES))
             except Exception:  # noqa: BLE001 - the grader's own copy; unread here, the reader reads it
                 continue
         return keys
@@ -338,6 +339,13 @@ class SandboxProbe:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _small(copied: dict[str, Any]) -> bool:
+    """Whether safe_copy's answer names a file small enough to fetch for its hash: an agent's many large
+    files must not slow its grade down (the reader refuses those quickly, before LibreOffice opens them)."""
+    size = copied.get("copied")
+    return isinstance(size, int) and size <= MAX_KEPT_BYTES
 
 
 def parse_json_output(output: str, where: str) -> Any:

@@ -14,7 +14,7 @@ import pytest
 
 import grader.probe
 from grader.document_reads import DocumentReads, reading_key, repeatable
-from grader.probe import DOCUMENT_COPIES, SandboxProbe
+from grader.probe import DOCUMENT_COPIES, MAX_KEPT_BYTES, SandboxProbe
 from tests.grader.test_probe_hostile import HostileSandbox
 
 
@@ -32,6 +32,11 @@ class ReaderSandbox(HostileSandbox):
         super().__init__(self._answer, files=files)
         self.image_id, self.doc_of = image_id, doc_of
         self.reads: list[list[str]] = []  # the copies each reader run was asked about
+        self.fetched: list[str] = []  # the copies the host fetched to hash
+
+    def read_file(self, path, *, max_bytes):
+        self.fetched.append(path)
+        return super().read_file(path, max_bytes=max_bytes)
 
     def _answer(self, cmd):
         copies = [path for path in cmd if path.startswith(DOCUMENT_COPIES)]
@@ -99,6 +104,13 @@ def test_answers_another_reading_may_not_repeat_are_not_kept(answer, reads):
         read(sandbox, "q1.xlsx")
         assert len(sandbox.reads) == 1
     assert len(reads) == 0
+
+
+def test_a_large_document_is_read_each_time_without_being_fetched():
+    for _ in range(2):
+        sandbox = ReaderSandbox({"/workspace/big.xlsx": b"x" * (MAX_KEPT_BYTES + 1)})
+        assert read(sandbox, "big.xlsx") == [sheet(MAX_KEPT_BYTES + 1)]
+        assert (len(sandbox.reads), sandbox.fetched) == (1, [])
 
 
 def test_a_sheet_of_todays_date_is_kept_for_the_day_only():
