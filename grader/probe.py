@@ -342,8 +342,8 @@ class SandboxProbe:
 
 
 def _small(copied: dict[str, Any]) -> bool:
-    """Whether safe_copy's answer names a file small enough to fetch for its hash: an agent's many large
-    files must not slow its grade down (the reader refuses those quickly, before LibreOffice opens them)."""
+    """Whether safe_copy's answer names a file small enough to fetch for its hash. The world's documents
+    are far smaller; a large one the agent left is read as before, without a fetch of up to 64 MB first."""
     size = copied.get("copied")
     return isinstance(size, int) and size <= MAX_KEPT_BYTES
 
