@@ -26,10 +26,11 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from core.errors import SandboxError
+from grader import document_reads
 from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
 from grader.docstate import document_dict
-from grader.document_reads import READS, Key, reading_key
+from grader.document_reads import DocumentReads, Key, reading_key
 from grader.errors import ProbeError, StateError
 from grader.mailstate import MailSnapshot
 from grader.sql_session import SqlSession
@@ -104,9 +105,11 @@ class SandboxProbe:
     process has read the same bytes before: grader.document_reads).
     """
 
-    def __init__(self, sandbox, *, timeout_s: float = 120):
+    def __init__(self, sandbox, *, timeout_s: float = 120, reads: DocumentReads | None = None):
+        """`reads`: documents read before (default: the process's, grader.document_reads.READS)."""
         self.sandbox = sandbox
         self.timeout_s = timeout_s
+        self.reads = reads if reads is not None else document_reads.READS
         self._sql: SqlSession | None = None
         self._rows: dict[str, list[dict[str, Any]] | Exception] = {}
         self._chat: ChatSnapshot | None = None
@@ -253,7 +256,7 @@ class SandboxProbe:
                 copies[copy] = path
         keys = self._reading_keys([copy for copy, path in copies.items() if _small(answers[path])])
         for copy, key in keys.items():
-            known = READS.get(key)
+            known = self.reads.get(key)
             if known is not None:
                 self._documents[copies.pop(copy)] = known
         if not copies:
@@ -281,7 +284,7 @@ class SandboxProbe:
             if "error" in doc:
                 doc["error"] = doc["error"].replace(copy, path)
             elif copy in keys:
-                READS.put(keys[copy], doc)
+                self.reads.put(keys[copy], doc)
             self._documents[path] = doc
 
     def _reading_keys(self, copies: list[str]) -> dict[str, Key]:

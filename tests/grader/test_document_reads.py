@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-import grader.probe
+import grader.document_reads
 from grader.document_reads import DocumentReads, reading_key, repeatable
 from grader.probe import DOCUMENT_COPIES, MAX_KEPT_BYTES, SandboxProbe
 from tests.grader.test_probe_hostile import HostileSandbox
@@ -47,7 +47,7 @@ class ReaderSandbox(HostileSandbox):
 @pytest.fixture(autouse=True)
 def reads(monkeypatch):
     fresh = DocumentReads()
-    monkeypatch.setattr(grader.probe, "READS", fresh)
+    monkeypatch.setattr(grader.document_reads, "READS", fresh)  # what every probe of the process shares
     return fresh
 
 
@@ -104,6 +104,14 @@ def test_answers_another_reading_may_not_repeat_are_not_kept(answer, reads):
         read(sandbox, "q1.xlsx")
         assert len(sandbox.reads) == 1
     assert len(reads) == 0
+
+
+def test_a_probe_given_its_own_readings_shares_nothing_with_the_process(reads):
+    read(ReaderSandbox({"/workspace/q1.xlsx": b"12345"}), "q1.xlsx")
+    sandbox, own = ReaderSandbox({"/workspace/q1.xlsx": b"12345"}), DocumentReads()
+    probe = SandboxProbe(sandbox, reads=own)
+    assert probe.document("q1.xlsx") == sheet(5)
+    assert (len(sandbox.reads), len(own), len(reads)) == (1, 1, 1)
 
 
 def test_a_large_document_is_read_each_time_without_being_fetched():

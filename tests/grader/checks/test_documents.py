@@ -6,7 +6,6 @@ import io
 
 import pytest
 
-import grader.probe
 from grader.checks import documents, files
 from grader.checks.base import CheckContext
 from grader.document_reads import DocumentReads
@@ -149,11 +148,11 @@ def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monk
             py_item("missing", "documents.heading_exists", args={"path": "c.docx", "text": "Summary"}),
         ]
     )
-    monkeypatch.setattr(grader.probe, "READS", DocumentReads())  # none read yet in this process
+    reads = DocumentReads()  # none read yet
     runs = []
 
     def graded():
-        with SandboxProbe(sandbox) as probe:
+        with SandboxProbe(sandbox, reads=reads) as probe:
             original = probe._run_json
             monkeypatch.setattr(
                 probe,
