@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import summary, write
+from core.content_cache import ContentCache
 from core.trajectory import Trajectory
-from grader.document_reads import DocumentReads
 from grader.expand import expand_items
 from grader.judge import Judge, JudgeConfig
 from grader.loader import parse_rubric
@@ -158,7 +158,7 @@ def bench_deterministic() -> dict:
 
 def bench_documents() -> dict:
     """Every document a rubric names (the acme-style office files of the initial state): read in one
-    LibreOffice run, and read again by a process that read the same bytes before (hashed, not read)."""
+    LibreOffice run, and again once the same bytes were read before (hashed, not read)."""
     from tests.grader.checks.test_documents import FILES
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,9 +167,10 @@ def bench_documents() -> dict:
             (Path(tmp) / "ws" / name).write_bytes(data)
         overlay = overlay_tar((Overlay(workspace="ws"), Path(tmp)))
     sandbox = DockerSandbox.start(overlay=overlay, run_id="bench-grader")
-    known = DocumentReads()
+    folder = tempfile.TemporaryDirectory()
+    known = ContentCache(Path(folder.name))
 
-    def read_all(reads: DocumentReads, names: list[str]) -> float:
+    def read_all(reads: ContentCache, names: list[str]) -> float:
         with SandboxProbe(sandbox, reads=reads) as probe:
             started = time.perf_counter()
             probe.prefetch(names)
@@ -178,9 +179,10 @@ def bench_documents() -> dict:
     try:
         with SandboxProbe(sandbox, reads=known) as probe:  # an unreadable file is never kept: left out
             readable = [name for name in FILES if "error" not in probe.document(name)]
-        pairs = [(read_all(DocumentReads(), readable), read_all(known, readable)) for _ in range(3)]
+        pairs = [(read_all(ContentCache(None), readable), read_all(known, readable)) for _ in range(3)]
     finally:
         sandbox.close()
+        folder.cleanup()
     cold, warm = summary([c for c, _ in pairs]), summary([w for _, w in pairs])
     return {
         "documents": len(readable),

@@ -25,12 +25,13 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from core.content_cache import ContentCache
 from core.errors import SandboxError
 from grader import document_reads
 from grader.changes import Changes, read_changes
 from grader.chatstate import ChatSnapshot
 from grader.docstate import document_dict
-from grader.document_reads import DocumentReads, Key, reading_key
+from grader.document_reads import reading_key, repeatable
 from grader.errors import ProbeError, StateError
 from grader.mailstate import MailSnapshot
 from grader.sql_session import SqlSession
@@ -101,12 +102,12 @@ class SandboxProbe:
     """Reads a live sandbox's final state, caching each source once per probe (one probe per grade).
 
     SQL goes through one persistent read-only session (no exec per query), the
-    chat snapshot is taken once, and documents are read in one LibreOffice run (none when this
-    process has read the same bytes before: grader.document_reads).
+    chat snapshot is taken once, and documents are read in one LibreOffice run (none for bytes
+    read before: grader.document_reads).
     """
 
-    def __init__(self, sandbox, *, timeout_s: float = 120, reads: DocumentReads | None = None):
-        """`reads`: documents read before (default: the process's, grader.document_reads.READS)."""
+    def __init__(self, sandbox, *, timeout_s: float = 120, reads: ContentCache | None = None):
+        """`reads`: documents read before (default: grader.document_reads.READS)."""
         self.sandbox = sandbox
         self.timeout_s = timeout_s
         self.reads = reads if reads is not None else document_reads.READS
@@ -231,7 +232,7 @@ class SandboxProbe:
     def _read_documents(self, paths: list[str]) -> None:
         """Copy each file into the grader's own folder, then read all copies in one LibreOffice run.
 
-        Copies whose bytes this process has read before (grader.document_reads) are not read again.
+        Copies whose bytes were read before (grader.document_reads) are not read again.
 
         A failed run is remembered for its paths: items reading the same document do not start
         the reader again (each try may take the reader's whole time).
@@ -283,11 +284,11 @@ class SandboxProbe:
                 continue
             if "error" in doc:
                 doc["error"] = doc["error"].replace(copy, path)
-            elif copy in keys:
+            elif copy in keys and repeatable(doc):
                 self.reads.put(keys[copy], doc)
             self._documents[path] = doc
 
-    def _reading_keys(self, copies: list[str]) -> dict[str, Key]:
+    def _reading_keys(self, copies: list[str]) -> dict[str, str]:
         """Each copy's key in grader.document_reads (none for a sandbox that does not name its image)."""
         image = getattr(self.sandbox, "image_id", None)
         if not image:

@@ -1,4 +1,4 @@
-"""A document the process has read before is not read again: only the same bytes, image and day reuse a reading.
+"""A document read before is not read again: only the same bytes, image and day reuse a reading.
 
 The fake sandbox (test_probe_hostile.HostileSandbox) copies files as safe_copy does and
 counts the reader's runs; the real reader and LibreOffice are exercised by every Docker
@@ -13,7 +13,8 @@ import json
 import pytest
 
 import grader.document_reads
-from grader.document_reads import DocumentReads, reading_key, repeatable
+from core.content_cache import ContentCache
+from grader.document_reads import reading_key, repeatable
 from grader.probe import DOCUMENT_COPIES, MAX_KEPT_BYTES, SandboxProbe
 from tests.grader.test_probe_hostile import HostileSandbox
 
@@ -44,10 +45,14 @@ class ReaderSandbox(HostileSandbox):
         return json.dumps({copy: self.doc_of(self.copies[copy]) for copy in copies})
 
 
+def kept(cache: ContentCache) -> int:
+    return sum(1 for _ in cache.folder.rglob("*.json"))
+
+
 @pytest.fixture(autouse=True)
-def reads(monkeypatch):
-    fresh = DocumentReads()
-    monkeypatch.setattr(grader.document_reads, "READS", fresh)  # what every probe of the process shares
+def reads(monkeypatch, tmp_path):
+    fresh = ContentCache(tmp_path / "document-reads")
+    monkeypatch.setattr(grader.document_reads, "READS", fresh)  # what every probe uses by default
     return fresh
 
 
@@ -103,15 +108,15 @@ def test_answers_another_reading_may_not_repeat_are_not_kept(answer, reads):
         sandbox = ReaderSandbox({"/workspace/q1.xlsx": b"12345"}, doc_of=lambda _: answer)
         read(sandbox, "q1.xlsx")
         assert len(sandbox.reads) == 1
-    assert len(reads) == 0
+    assert not reads.folder.exists()
 
 
-def test_a_probe_given_its_own_readings_shares_nothing_with_the_process(reads):
+def test_a_probe_given_its_own_readings_shares_nothing_with_the_default(reads, tmp_path):
     read(ReaderSandbox({"/workspace/q1.xlsx": b"12345"}), "q1.xlsx")
-    sandbox, own = ReaderSandbox({"/workspace/q1.xlsx": b"12345"}), DocumentReads()
+    sandbox, own = ReaderSandbox({"/workspace/q1.xlsx": b"12345"}), ContentCache(tmp_path / "own")
     probe = SandboxProbe(sandbox, reads=own)
     assert probe.document("q1.xlsx") == sheet(5)
-    assert (len(sandbox.reads), len(own), len(reads)) == (1, 1, 1)
+    assert (len(sandbox.reads), kept(own), kept(reads)) == (1, 1, 1)
 
 
 def test_a_large_document_is_read_each_time_without_being_fetched():
@@ -123,16 +128,11 @@ def test_a_large_document_is_read_each_time_without_being_fetched():
 
 def test_a_sheet_of_todays_date_is_kept_for_the_day_only(reads):
     assert repeatable(sheet(46000, "=TODAY()-B1"))
-    image, extension, day, digest = reading_key("sha256:world", "q1.xlsx", b"12345")
-    assert day == datetime.datetime.now(datetime.UTC).date().isoformat()
-    reads.put((image, extension, "2000-01-01", digest), sheet(45000, "=TODAY()-B1"))  # read on another day
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    assert reading_key("sha256:world", "q1.xlsx", b"12345") == reading_key(
+        "sha256:world", "q1.xlsx", b"12345", day=today
+    )
+    another_day = reading_key("sha256:world", "q1.xlsx", b"12345", day="2000-01-01")
+    reads.put(another_day, sheet(45000, "=TODAY()-B1"))
     sandbox = ReaderSandbox({"/workspace/q1.xlsx": b"12345"})
     assert read(sandbox, "q1.xlsx") == [sheet(5)] and len(sandbox.reads) == 1
-
-
-def test_the_oldest_readings_go_first_past_the_bound():
-    reads = DocumentReads(max_chars=len(json.dumps(sheet(1))) * 2)
-    keys = [reading_key("sha256:world", "q.xlsx", bytes([n])) for n in range(3)]
-    for key in keys:
-        reads.put(key, sheet(1))
-    assert [reads.get(key) for key in keys] == [None, sheet(1), sheet(1)]

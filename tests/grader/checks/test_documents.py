@@ -6,9 +6,9 @@ import io
 
 import pytest
 
+from core.content_cache import ContentCache
 from grader.checks import documents, files
 from grader.checks.base import CheckContext
-from grader.document_reads import DocumentReads
 from grader.errors import StateError
 from grader.probe import DOCUMENT_COPIES, SandboxProbe
 from grader.score import grade
@@ -129,7 +129,7 @@ def test_missing_and_corrupt_documents_fail_with_the_reason(ctx):
     assert files.file_exists(ctx, path="broken.xlsx").passed
 
 
-def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monkeypatch):
+def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monkeypatch, tmp_path):
     rubric = make_rubric(
         [
             py_item(
@@ -148,7 +148,7 @@ def test_a_rubric_over_documents_reads_them_in_one_libreoffice_run(sandbox, monk
             py_item("missing", "documents.heading_exists", args={"path": "c.docx", "text": "Summary"}),
         ]
     )
-    reads = DocumentReads()  # none read yet
+    reads = ContentCache(tmp_path / "document-reads")  # none read yet
     runs = []
 
     def graded():
