@@ -1,6 +1,6 @@
 """An on-disk cache keyed by the hash of what was asked: a model is never paid twice for the same question.
 
-Used by the LLM judge (verdicts) and by the model-backed coworkers (replies), each in its own folder.
+Used by the LLM judge (verdicts), the model-backed coworkers (replies) and the grader's document readings, each in its own folder.
 A cache that cannot be written only costs another request, never correctness.
 """
 
