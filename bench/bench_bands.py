@@ -32,10 +32,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime as dt
-import gzip
-import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -45,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_warmstart import ACME, EGYM, Stages, busy_seconds, level0  # noqa: E402
+from bench.bench_warmstart import ACME, EGYM, Stages, busy_seconds, kept_dataset, level0  # noqa: E402
 from bench.common import pin_numerics, write  # noqa: E402
 from gym.calibrate import Score, calibrate_scores, calibration_units  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
@@ -196,31 +193,12 @@ def stored_rows(store: Path, run: str) -> list:
 
 
 def sft_data(stages: Stages, train: list[str], data: Path, store: Path) -> dict:
-    """The SFT stage's data folder: restored from the committed copy, else made by `egym sft-data` and kept.
-
-    The oracle's turns hold what the servers answered (post ids among it), so making the data again
-    need not give the same bytes; the journal's rollouts stay those of one model only if every
-    session trains on these very bytes."""
-    kept = SFT_DATA / "stage.json"
-    if kept.is_file():
-        if not (data / "data.jsonl").is_file():
-            data.mkdir(parents=True, exist_ok=True)
-            (data / "data.jsonl").write_bytes(gzip.decompress((SFT_DATA / "data.jsonl.gz").read_bytes()))
-            shutil.copyfile(SFT_DATA / "manifest.json", data / "manifest.json")
-        return json.loads(kept.read_text())
-    made = stages.run(
-        "data",
-        [*EGYM, "sft-data", *train, "--levels", "0", "--seeds", "0-3"]
-        + ["--out", str(data), "--store", str(store), *HARNESS],
-        then=lambda: {"examples": sum(1 for _ in (data / "data.jsonl").open())},
+    """The SFT stage's data folder, made once and committed: the journal's rollouts stay those of one
+    model only if every session trains on the same bytes."""
+    argv = [*EGYM, "sft-data", *train, "--levels", "0", "--seeds", "0-3"]
+    return kept_dataset(
+        stages, "data", argv + ["--out", str(data), "--store", str(store), *HARNESS], data, SFT_DATA
     )
-    raw = (data / "data.jsonl").read_bytes()
-    SFT_DATA.mkdir(parents=True, exist_ok=True)
-    (SFT_DATA / "data.jsonl.gz").write_bytes(gzip.compress(raw, mtime=0))
-    shutil.copyfile(data / "manifest.json", SFT_DATA / "manifest.json")
-    made = {**made, "sha256": hashlib.sha256(raw).hexdigest()}
-    kept.write_text(json.dumps(made, indent=1) + "\n")
-    return made
 
 
 def distribution(rows: list, refs: list[str], seeds: str) -> dict:

@@ -29,8 +29,9 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
   pass@1 wins, a tie going to the first rate. The winner's run is GRPO seed 0.
 - GRPO x 3 seeds: RECIPE with the chosen rate, STEPS steps of TASKS_PER_STEP groups of GROUP rollouts.
 - RFT at the same compute: as many rollouts of the SFT model as one GRPO run samples, one on each
-  of as many distinct train level-0 instances; the ones with full score become SFT data; one epoch
-  from the SFT model.
+  of as many distinct train level-0 instances; the ones with full score become SFT data (committed,
+  learning-rft-data/, as bench_bands' SFT data is); one epoch from the SFT model. It runs before
+  the GRPO seeds (no arm reads another's outcome, so the order changes none).
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
   in GRPO seed 0's training time, an epoch's time being the SFT stage's own. Both times must come
   from one machine, and machines of one CPU model differ, so the count is fixed in the plan once
@@ -61,6 +62,7 @@ from bench.bench_warmstart import (  # noqa: E402
     compare_outcomes,
     first_ids,
     held_out_ids,
+    kept_dataset,
     level0,
 )
 from bench.common import RESULTS, pin_numerics, write  # noqa: E402
@@ -79,6 +81,7 @@ BANDS_KEY = json.loads((RESULTS / "bands.json").read_text())["model_key"]
 STORE = WORK / "runs.db"
 PLAN = RESULTS / "learning-plan.json"  # committed, as the arms are: fixed at the first start
 ARMS = RESULTS / "learning-arms.json"
+RFT_DATA = RESULTS / "learning-rft-data"  # committed: RFT's kept rollouts as SFT data
 TRAIN_SEEDS = "0-49"
 TEMPERATURE = 0.7
 STEPS, TASKS_PER_STEP, GROUP = 20, 4, 8
@@ -195,35 +198,51 @@ def train_instances(train, count: int) -> list[str]:
     return ids
 
 
-def rft(stages: Stages, ids: list[str]) -> Path:
-    """Rejection sampling: one rollout of the SFT model on each instance, full scores kept, one epoch."""
-    stages.run(
-        "rft-sample",
-        [
-            *EGYM,
-            "batch",
-            *ids,
-            "--policy",
-            "hf",
-            "--model",
-            str(SFT_MODEL),
-            *[p.format(seed=100) for p in EVAL],
-        ]
-        + ["--concurrency", "4", "--run", "rft-sample", "--store", str(STORE)],
-    )
+def rft(stages: Stages, ids: list[str], start: str) -> Path:
+    """Rejection sampling: one rollout of the SFT model on each instance, full scores kept, one epoch.
+
+    The kept rollouts' data is committed (RFT_DATA) as soon as it is made, with the sampling's time and
+    the model sampled: a fresh checkout trains on it again instead of sampling for most of an hour."""
+    if not (RFT_DATA / "stage.json").is_file():
+        stages.run(
+            "rft-sample",
+            [
+                *EGYM,
+                "batch",
+                *ids,
+                "--policy",
+                "hf",
+                "--model",
+                str(SFT_MODEL),
+                *[p.format(seed=100) for p in EVAL],
+            ]
+            + ["--concurrency", "4", "--run", "rft-sample", "--store", str(STORE)],
+        )
     data, out = WORK / "rft-data", WORK / "rft"
-    stages.run(
+    made = kept_dataset(
+        stages,
         "rft-data",
         [*EGYM, "sft-data", *ids, "--no-oracle", "--from-run", "rft-sample", "--min-score", "1.0"]
         + ["--out", str(data), "--store", str(STORE), *HARNESS],
-        then=lambda: {"examples": sum(1 for _ in (data / "data.jsonl").open())},
+        data,
+        RFT_DATA,
+        then=lambda: {"sampled_from": start, "sample_seconds": busy_seconds(rows_of("rft-sample"))},
     )
+    if made["sampled_from"] != start:
+        sys.exit(f"{RFT_DATA.relative_to(ROOT)} was sampled from {made['sampled_from']}, not {start}")
     stages.run(
         "rft",
         [*EGYM, "sft", "trainer/configs/sft-smollm2.yaml", f"data={data}", f"output_dir={out}"]
         + [f"model.path={SFT_MODEL}", "epochs=1", "lr=1e-4", "prompt=compact"],
     )
     return out / "model"
+
+
+def rft_sampling(plan: dict) -> tuple[int, float] | None:
+    """RFT's sampled rollouts and their time, once its data is kept."""
+    if not (RFT_DATA / "stage.json").is_file():
+        return None
+    return len(plan["rft_instances"]), json.loads((RFT_DATA / "stage.json").read_text())["sample_seconds"]
 
 
 def training_seconds(run: Path) -> float:
@@ -311,11 +330,7 @@ def whole_run(plan: dict, arms: Arms) -> str:
         else stored(f"eval-{name}")
         for name in (*HELD_OUT_ARMS, *VAL_ARMS)
     ]
-    sampled.append(
-        (len(plan["rft_instances"]), arms.done["rft"]["sample_seconds"])
-        if "rft" in arms
-        else stored("rft-sample")
-    )
+    sampled.append(rft_sampling(plan) or stored("rft-sample"))
     done, seconds = sum(n for n, _ in sampled), sum(t for _, t in sampled)
     trained = {}  # a GRPO run's folder -> its steps and their seconds; the landed arms' first
     for name, landed in arms.done.items():
@@ -462,14 +477,16 @@ def main() -> None:
         grpo_arm(f"val-grpo-lr{lr}", lr, 0, plan["val"])
     lr = chosen_lr(arms)
     print(f"recipe: optim.lr={lr}, chosen on val", flush=True)
-    for seed in range(3):
-        grpo_arm(f"grpo-s{seed}", lr, seed, episodes)
+    # RFT first (about 2 h with its evaluation, against 5 h for a GRPO run or more SFT): it is the arm a
+    # fresh machine's session can land, its data being committed once sampled.
     arm(
         "rft",
-        lambda: rft(stages, plan["rft_instances"]),
-        sample_seconds=lambda: busy_seconds(rows_of("rft-sample")),
+        lambda: rft(stages, plan["rft_instances"], arms.start),
+        sample_seconds=lambda: rft_sampling(plan)[1],
         training_seconds=lambda: round(training_seconds(WORK / "rft"), 1),
     )
+    for seed in range(3):
+        grpo_arm(f"grpo-s{seed}", lr, seed, episodes)
     arm(
         "more-sft",
         lambda: more_sft(stages, more_sft_epochs(plan, arms.done["grpo-s0"]["training_seconds"])),

@@ -26,8 +26,11 @@ where a crash stopped it (delete the folder to start over). The rollouts stay in
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import math
+import shutil
 import statistics
 import subprocess
 import sys
@@ -121,6 +124,33 @@ class Stages:
         self.done[name] = result
         self.path.write_text(json.dumps(self.done, indent=1) + "\n")
         return result
+
+
+def kept_dataset(stages: Stages, name: str, argv: list[str], data: Path, kept: Path, then=None) -> dict:
+    """A stage making an SFT dataset folder (`egym sft-data ... --out data`) whose data is committed:
+    restored into `data` from `kept` (data.jsonl gzipped, manifest.json, stage.json) when a session
+    made it before, else made and kept. A fresh checkout lacks .egym, and making the data again need
+    not give the same bytes (the oracle's turns hold what the servers answered, post ids among it;
+    sampled rollouts differ with the machine), so every session trains on these very bytes."""
+    record = kept / "stage.json"
+    if record.is_file():
+        if not (data / "data.jsonl").is_file():
+            data.mkdir(parents=True, exist_ok=True)
+            (data / "data.jsonl").write_bytes(gzip.decompress((kept / "data.jsonl.gz").read_bytes()))
+            shutil.copyfile(kept / "manifest.json", data / "manifest.json")
+        return json.loads(record.read_text())
+
+    def counted() -> dict:
+        return {"examples": sum(1 for _ in (data / "data.jsonl").open()), **(then() if then else {})}
+
+    made = stages.run(name, argv, then=counted)
+    raw = (data / "data.jsonl").read_bytes()
+    kept.mkdir(parents=True, exist_ok=True)
+    (kept / "data.jsonl.gz").write_bytes(gzip.compress(raw, mtime=0))
+    shutil.copyfile(data / "manifest.json", kept / "manifest.json")
+    made = {**made, "sha256": hashlib.sha256(raw).hexdigest()}
+    record.write_text(json.dumps(made, indent=1) + "\n")  # last: a stop before it makes the data again
+    return made
 
 
 def busy_seconds(rows) -> float:

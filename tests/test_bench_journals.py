@@ -232,6 +232,7 @@ def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_t
 ):
     monkeypatch.setattr(bench_learning, "WORK", tmp_path)
     monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "rft-data")  # not sampled yet
     monkeypatch.setattr(bench_learning, "Store", FakeStore)
     plan = {"held_out": {"a": ["t1", "t2"], "b": ["t3"]}, "val": ["v1"], "rft_instances": ["r1", "r2"]}
     held, val = 2 * 3 * len(bench_learning.HELD_OUT_ARMS), 2 * len(bench_learning.VAL_ARMS)
@@ -262,6 +263,7 @@ def test_a_fresh_checkout_counts_the_landed_arms_in_the_whole_run_and_each_train
     machine kept them too, a landed run counts once."""
     monkeypatch.setattr(bench_learning, "WORK", tmp_path)
     monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "rft-data")  # not sampled yet
     monkeypatch.setattr(bench_learning, "Store", FakeStore)
     plan = {"held_out": {"a": ["t1", "t2"]}, "val": ["v1"], "rft_instances": ["r1"]}
     held, val = 2 * 2 * len(bench_learning.HELD_OUT_ARMS), 2 * len(bench_learning.VAL_ARMS)
@@ -284,6 +286,52 @@ def test_a_fresh_checkout_counts_the_landed_arms_in_the_whole_run_and_each_train
     kept.mkdir()
     (kept / "metrics.jsonl").write_text(json.dumps({"step": 1, "time_step": 100.0}) + "\n")
     assert bench_learning.whole_run(plan, arms).startswith(expected)
+
+
+def test_rfts_data_is_kept_so_a_fresh_checkout_trains_on_it_without_sampling_again(tmp_path, monkeypatch):
+    """RFT samples for most of an hour before it trains: its data lands committed with the sampling's time
+    and the model it sampled, and a fresh checkout (no .egym) restores the same bytes instead."""
+    from bench import bench_warmstart
+
+    monkeypatch.setattr(bench_learning, "WORK", tmp_path / "work")
+    monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "results" / "learning-rft-data")
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    plan = {"rft_instances": ["acme/x-l0-s1", "acme/x-l0-s2"]}
+    FakeStore.rows = {"rft-sample": [_row("acme/x-l0-s1", 1.0, 0), _row("acme/x-l0-s2", 0.0, 1)]}  # 31 s
+    ran = []
+
+    def run(command, cwd):  # what `egym sft-data --out` writes; the other commands' outputs are not read
+        ran.append(command[1])
+        if command[1] == "sft-data":
+            out = tmp_path / command[command.index("--out") + 1]
+            out.mkdir(parents=True)
+            (out / "data.jsonl").write_text('{"task": "acme/x-l0-s1", "text": "é"}\n')
+            (out / "manifest.json").write_text('{"prompt": "compact"}')
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(bench_warmstart.subprocess, "run", run)
+    ids = ["acme/x-l0-s1", "acme/x-l0-s2"]
+    stages = bench_warmstart.Stages(tmp_path / "stages.json")
+    model = bench_learning.rft(stages, ids, KEY)
+    assert ran == ["batch", "sft-data", "sft"] and model == tmp_path / "work" / "rft" / "model"
+    kept = json.loads((bench_learning.RFT_DATA / "stage.json").read_text())
+    assert kept["sampled_from"] == KEY and kept["examples"] == 1 and kept["sample_seconds"] == 31.0
+    assert bench_learning.rft_sampling(plan) == (2, 31.0)
+    made = (tmp_path / "work" / "rft-data" / "data.jsonl").read_bytes()
+
+    (tmp_path / "stages.json").unlink()  # a fresh checkout: the journal, the run store and the data are gone
+    (tmp_path / "work" / "rft-data" / "data.jsonl").unlink()
+    FakeStore.rows, ran[:] = {}, []
+    bench_learning.rft(bench_warmstart.Stages(tmp_path / "stages.json"), ids, KEY)
+    assert ran == ["sft"]  # trained on the kept data, nothing sampled
+    assert (tmp_path / "work" / "rft-data" / "data.jsonl").read_bytes() == made
+    assert bench_learning.rft_sampling(plan) == (
+        2,
+        31.0,
+    )  # its time comes from the kept record, not the store
+    with pytest.raises(SystemExit, match="was sampled from"):
+        bench_learning.rft(bench_warmstart.Stages(tmp_path / "other.json"), ids, "hf:sft/model@ffffffffffff")
 
 
 def test_an_arms_pass_at_1_is_reported_over_all_episodes_and_each_part():
