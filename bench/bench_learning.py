@@ -19,6 +19,8 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
   reads the bands bench_bands calibrated (BANDS_KEY). A first attempt started from the SFT model
   those bands were measured on; a fresh machine (its CPU's code paths not pinned then) trained other
   weights from the same data, so its arms are kept apart (learning-ac7926.json, learning-arms-ac7926.json).
+  The pins hold on AMD EPYCs, not across vendors (an Intel Xeon trained other weights): a machine
+  whose numerics probe (bench/numerics_probe.py) differs from the arms' stops before the SFT.
 - evaluation: the held-out level-0 episodes of bench_warmstart.py (unseen seeds of the train
   families, and the held-out families), 2 samples each (`-k 2`) at temperature 0.7, which is also
   the training temperature, compact prompt, 256 new tokens a turn. The SFT model is evaluated twice
@@ -65,7 +67,7 @@ from bench.bench_warmstart import (  # noqa: E402
     kept_dataset,
     level0,
 )
-from bench.common import RESULTS, pin_numerics, write  # noqa: E402
+from bench.common import RESULTS, cpu, numerics_probe, pin_numerics, write  # noqa: E402
 from gym.batch import paired as paired_runs  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
@@ -132,16 +134,29 @@ class Arms:
 
     An arm keeps what the report needs and .egym loses: its episodes' outcomes, its evaluation's
     time, and a training run's diagnostics. All arms start from one SFT model, named by its key:
-    a session whose SFT did not reproduce stops rather than compare two starts."""
+    a session whose SFT did not reproduce stops rather than compare two starts. The file also keeps
+    `numerics`, bench/numerics_probe.py's fingerprint on the first machine found to reproduce the
+    start with it, so that another kind of machine stops in seconds (check_numerics), not after the SFT."""
 
-    def __init__(self, start: str):
+    def __init__(self, start: str, numerics: dict | None = None):
         kept = json.loads(ARMS.read_text()) if ARMS.is_file() else {"start": start, "arms": {}}
         if kept["start"] != start:
             sys.exit(
                 f"{ARMS.relative_to(ROOT)} holds arms from the SFT model {kept['start']}, not {start}: "
-                "the SFT did not reproduce; move the file aside to start over"
+                f"the SFT did not reproduce on this CPU ({cpu()}); move the file aside to start over"
             )
-        self.start, self.done = start, kept["arms"]
+        self.start, self.done, self.numerics = start, kept["arms"], kept.get("numerics")
+        if self.numerics is None and numerics is not None:
+            self.numerics = numerics
+            self._write()
+
+    def _write(self) -> None:
+        kept = {
+            "start": self.start,
+            **({"numerics": self.numerics} if self.numerics else {}),
+            "arms": self.done,
+        }
+        ARMS.write_text(json.dumps(kept, indent=1) + "\n")
 
     def __contains__(self, name: str) -> bool:
         return name in self.done
@@ -157,7 +172,19 @@ class Arms:
             "eval_seconds": busy_seconds(rows),
             **extra,
         }
-        ARMS.write_text(json.dumps({"start": self.start, "arms": self.done}, indent=1) + "\n")
+        self._write()
+
+
+def check_numerics(probe: str) -> None:
+    """Stop before the SFT's hour on a machine whose kernels compute other bits than those of the machine
+    the arms' start model was trained on: its SFT would give other weights."""
+    kept = json.loads(ARMS.read_text()) if ARMS.is_file() else {}
+    if kept.get("numerics") and kept["numerics"]["probe"] != probe:
+        sys.exit(
+            f"this CPU ({cpu()}) computes other bits than the one {ARMS.relative_to(ROOT)}'s start model was "
+            f"trained on ({kept['numerics']['cpu']}; numerics probe {probe}, not {kept['numerics']['probe']}): "
+            f"its SFT would not reproduce {kept['start']}; the arms go on on a machine of that kind"
+        )
 
 
 def grpo_dir(lr: str, seed: int) -> Path:
@@ -431,10 +458,12 @@ def main() -> None:
         report(arms, json.loads(PLAN.read_text()), complete=done)
         return
     pin_numerics()
+    probe = numerics_probe()
+    check_numerics(probe)
     sft_model()  # bench_bands' first two stages, once
     WORK.mkdir(parents=True, exist_ok=True)
     stages = Stages(WORK / "stages.json")
-    arms = Arms(local_model_key(str(SFT_MODEL)))
+    arms = Arms(local_model_key(str(SFT_MODEL)), numerics={"probe": probe, "cpu": cpu()})
     # Fixed at the first start: families added later do not change a half-done comparison.
     if not PLAN.is_file():
         train, held = level0(families(ACME))

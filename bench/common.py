@@ -7,6 +7,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -29,9 +31,21 @@ def summary(samples: list[float]) -> dict[str, float]:
 # other weights (final loss 0.1376979 against 0.1377058); three AdamW steps of SmolLM2 here give other
 # bits with torch's kernels at `default` than at AVX2, the same with these settings as without (this
 # CPU is AVX2), at the same speed. With them an AVX-512 machine takes the AVX2 paths too: on 2026-12-02
-# one (an AMD EPYC with AVX-512) trained that SFT to the same key and final loss as the AVX2 ones. The
-# journals check the model's key, so a miss would stop a bench.
+# one (an AMD EPYC with AVX-512) trained that SFT to the same key and final loss as the AVX2 ones. They
+# do not hold across vendors: the same day an Intel Xeon (AVX-512, AMX) trained other weights (final
+# loss 0.1376978 against 0.1376979), its MKL's AVX2 branch not being the path MKL takes on those AMD
+# CPUs (bench/numerics_probe.py gives other bits here with MKL_CBWR at AVX2, COMPATIBLE or AUTO, the
+# same at any ONEDNN_MAX_CPU_ISA). The journals check the model's key, so a miss stops a bench.
 PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def numerics_probe() -> str:
+    """bench/numerics_probe.py's fingerprint of this CPU's kernels, computed in a child process with this
+    process's environment (the pins, once pin_numerics ran)."""
+    probe = Path(__file__).resolve().parent / "numerics_probe.py"
+    return subprocess.run(
+        [sys.executable, str(probe)], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def pin_numerics() -> None:

@@ -154,6 +154,40 @@ def test_an_arm_lands_with_its_outcomes_and_refuses_another_start(tmp_path, monk
         bench_learning.Arms("hf:sft/model@ffffffffffff")
 
 
+def test_a_machine_whose_kernels_compute_other_bits_stops_before_training_the_sft(tmp_path, monkeypatch):
+    """The first machine whose SFT reproduced the start leaves its numerics probe in the arms' file; another
+    kind of machine stops in seconds, where the SFT's key would have told after an hour."""
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "learning-arms.json")
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    FakeStore.rows = {"eval-sft": [_row("acme/x-l0-s11", 1.0, 0)]}
+    bench_learning.Arms(KEY).land("sft", "eval-sft")  # landed before the probe existed
+    bench_learning.check_numerics("aaaa")  # nothing to check against yet
+
+    bench_learning.Arms(KEY, numerics={"probe": "aaaa", "cpu": "AMD EPYC"})  # reproduced: recorded
+    bench_learning.Arms(KEY, numerics={"probe": "bbbb", "cpu": "another"})  # the first one is kept
+    kept = json.loads(bench_learning.ARMS.read_text())
+    assert kept["numerics"] == {"probe": "aaaa", "cpu": "AMD EPYC"} and list(kept["arms"]) == ["sft"]
+    FakeStore.rows = {"eval-grpo-s0": [_row("acme/x-l0-s11", 0.0, 0)]}
+    bench_learning.Arms(KEY).land("grpo-s0", "eval-grpo-s0")
+    assert json.loads(bench_learning.ARMS.read_text())["numerics"]["probe"] == "aaaa"  # landing keeps it
+
+    bench_learning.check_numerics("aaaa")
+    with pytest.raises(SystemExit, match=r"computes other bits .*AMD EPYC; numerics probe bbbb, not aaaa"):
+        bench_learning.check_numerics("bbbb")
+
+
+def test_the_numerics_probe_repeats_under_the_pins_and_sees_mkl_take_another_code_path(monkeypatch):
+    from bench.common import PINNED_NUMERICS, numerics_probe
+
+    for name, value in PINNED_NUMERICS.items():
+        monkeypatch.setenv(name, value)
+    pinned = numerics_probe()
+    assert len(pinned) == 16 and numerics_probe() == pinned
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")  # MKL's SSE2 branch: other float sums
+    assert numerics_probe() != pinned
+
+
 def test_the_learning_rate_is_chosen_by_val_pass_rate_and_a_tie_keeps_the_first(tmp_path, monkeypatch):
     monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
     monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "learning-arms.json")
