@@ -35,7 +35,7 @@ def summary(samples: list[float]) -> dict[str, float]:
 # do not hold across vendors: the same day an Intel Xeon (AVX-512, AMX) trained other weights (final
 # loss 0.1376978 against 0.1376979), its MKL's AVX2 branch not being the path MKL takes on those AMD
 # CPUs (bench/numerics_probe.py gives other bits here with MKL_CBWR at AVX2, COMPATIBLE or AUTO, the
-# same at any ONEDNN_MAX_CPU_ISA). The journals check the model's key, so a miss stops a bench.
+# same with ONEDNN_MAX_CPU_ISA at AVX2 or SSE41). The journals check the model's key, so a miss stops a bench.
 PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 

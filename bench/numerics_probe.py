@@ -1,9 +1,10 @@
 """Print a fingerprint of the bits this machine's CPU kernels compute: one forward and backward pass of
 a two-layer model of SmolLM2-135M's shapes (random weights, fixed seeds) under the caller's environment
-(bench.common.pin_numerics), the SHA-256 of its gradients. Two machines that print the same train the
-same SFT model from the same data; a machine that prints another would not (its MKL takes another code
-path: on 2026-12-02 an Intel Xeon under the AVX2 pins trained other weights than the AMD EPYCs did).
-Seconds, against the SFT's hour: bench_learning checks it before training."""
+(bench.common.pin_numerics), the SHA-256 of its gradients. A machine that prints another fingerprint
+than the one that trained an SFT model cannot train it again from the same data (its MKL takes another
+code path: on 2026-12-02 an Intel Xeon under the AVX2 pins trained other weights than the AMD EPYCs
+did); printing the same is needed, not proof, so the SFT model's key still decides. Seconds, against
+the SFT's hour: bench_learning checks it before training."""
 
 from __future__ import annotations
 
