@@ -33,9 +33,9 @@ def summary(samples: list[float]) -> dict[str, float]:
 # CPU is AVX2), at the same speed. With them an AVX-512 machine takes the AVX2 paths too: on 2026-12-02
 # one (an AMD EPYC with AVX-512) trained that SFT to the same key and final loss as the AVX2 ones. They
 # do not hold across vendors: the same day an Intel Xeon (AVX-512, AMX) trained other weights (final
-# loss 0.1376978 against 0.1376979), its MKL's AVX2 branch not being the path MKL takes on those AMD
-# CPUs (bench/numerics_probe.py gives other bits here with MKL_CBWR at AVX2, COMPATIBLE or AUTO, the
-# same with ONEDNN_MAX_CPU_ISA at AVX2 or SSE41). The journals check the model's key, so a miss stops a bench.
+# loss 0.1376978 against 0.1376979), most likely in MKL, whose AVX2 branch on an Intel CPU need not be
+# the path it takes on an AMD one (bench/numerics_probe.py gives other bits here with MKL_CBWR at AVX2,
+# COMPATIBLE or AUTO, the same with ONEDNN_MAX_CPU_ISA at AVX2 or SSE41). The journals check the model's key, so a miss stops a bench.
 PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
