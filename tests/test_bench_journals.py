@@ -360,10 +360,8 @@ def test_rfts_data_is_kept_so_a_fresh_checkout_trains_on_it_without_sampling_aga
     bench_learning.rft(bench_warmstart.Stages(tmp_path / "stages.json"), ids, KEY)
     assert ran == ["sft"]  # trained on the kept data, nothing sampled
     assert (tmp_path / "work" / "rft-data" / "data.jsonl").read_bytes() == made
-    assert bench_learning.rft_sampling(plan) == (
-        2,
-        31.0,
-    )  # its time comes from the kept record, not the store
+    # Its time comes from the kept record, not from the store:
+    assert bench_learning.rft_sampling(plan) == (2, 31.0)
     with pytest.raises(SystemExit, match="was sampled from"):
         bench_learning.rft(bench_warmstart.Stages(tmp_path / "other.json"), ids, "hf:sft/model@ffffffffffff")
 
