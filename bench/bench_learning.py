@@ -65,6 +65,7 @@ from bench.bench_warmstart import (  # noqa: E402
     first_ids,
     held_out_ids,
     kept_dataset,
+    kept_record,
     level0,
 )
 from bench.common import RESULTS, cpu, numerics_probe, pin_numerics, write  # noqa: E402
@@ -230,7 +231,7 @@ def rft(stages: Stages, ids: list[str], start: str) -> Path:
 
     The kept rollouts' data is committed (RFT_DATA) as soon as it is made, with the sampling's time and
     the model sampled: a fresh checkout trains on it again instead of sampling for most of an hour."""
-    if not (RFT_DATA / "stage.json").is_file():
+    if kept_record(RFT_DATA) is None:
         stages.run(
             "rft-sample",
             [
@@ -267,9 +268,8 @@ def rft(stages: Stages, ids: list[str], start: str) -> Path:
 
 def rft_sampling(plan: dict) -> tuple[int, float] | None:
     """RFT's sampled rollouts and their time, once its data is kept."""
-    if not (RFT_DATA / "stage.json").is_file():
-        return None
-    return len(plan["rft_instances"]), json.loads((RFT_DATA / "stage.json").read_text())["sample_seconds"]
+    made = kept_record(RFT_DATA)
+    return None if made is None else (len(plan["rft_instances"]), made["sample_seconds"])
 
 
 def training_seconds(run: Path) -> float:

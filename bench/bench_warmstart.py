@@ -126,19 +126,25 @@ class Stages:
         return result
 
 
+def kept_record(kept: Path) -> dict | None:
+    """What the stage that made the dataset committed under `kept` recorded, or None until it is made."""
+    record = kept / "stage.json"
+    return json.loads(record.read_text()) if record.is_file() else None
+
+
 def kept_dataset(stages: Stages, name: str, argv: list[str], data: Path, kept: Path, then=None) -> dict:
     """A stage making an SFT dataset folder (`egym sft-data ... --out data`) whose data is committed:
     restored into `data` from `kept` (data.jsonl gzipped, manifest.json, stage.json) when a session
     made it before, else made and kept. A fresh checkout lacks .egym, and making the data again need
     not give the same bytes (the oracle's turns hold what the servers answered, post ids among it;
     sampled rollouts differ with the machine), so every session trains on these very bytes."""
-    record = kept / "stage.json"
-    if record.is_file():
+    made = kept_record(kept)
+    if made is not None:
         if not (data / "data.jsonl").is_file():
             data.mkdir(parents=True, exist_ok=True)
             (data / "data.jsonl").write_bytes(gzip.decompress((kept / "data.jsonl.gz").read_bytes()))
             shutil.copyfile(kept / "manifest.json", data / "manifest.json")
-        return json.loads(record.read_text())
+        return made
 
     def counted() -> dict:
         return {"examples": sum(1 for _ in (data / "data.jsonl").open()), **(then() if then else {})}
@@ -149,7 +155,8 @@ def kept_dataset(stages: Stages, name: str, argv: list[str], data: Path, kept: P
     (kept / "data.jsonl.gz").write_bytes(gzip.compress(raw, mtime=0))
     shutil.copyfile(data / "manifest.json", kept / "manifest.json")
     made = {**made, "sha256": hashlib.sha256(raw).hexdigest()}
-    record.write_text(json.dumps(made, indent=1) + "\n")  # last: a stop before it makes the data again
+    # Written last: a stop before it makes the data again.
+    (kept / "stage.json").write_text(json.dumps(made, indent=1) + "\n")
     return made
 
 
