@@ -4,7 +4,7 @@ Their pins clash with egym's (verifiers pins mcp==2.0.0 and openai<3; Harbor and
 NeMo Gym need Python 3.12), and a conformance test should see egym the way their
 users do: over the wire, from their process. So each client gets a venv of its own, made
 once per requirement set (the folder name carries its hash) from the package registries, by uv
-(pip took 100-130 s a venv on a busy 2-core machine, uv about 5; the venv keeps pip for the tests
+(pip took 100-130 s a venv on a busy 2-core machine, uv 9-15 s; the venv keeps pip for the tests
 that install a package of their own into it), and reused by later runs on the same machine:
 they live in the user's cache (`$XDG_CACHE_HOME/egym/venvs`, else `~/.cache/egym/venvs`), not in
 the checkout, so a CI run on a clean checkout does not install them again.
