@@ -20,7 +20,9 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
   those bands were measured on; a fresh machine (its CPU's code paths not pinned then) trained other
   weights from the same data, so its arms are kept apart (learning-ac7926.json, learning-arms-ac7926.json).
   The pins hold on AMD EPYCs, not across vendors (an Intel Xeon trained other weights): a machine
-  whose numerics probe (bench/numerics_probe.py) differs from the arms' stops before the SFT.
+  whose numerics probe (bench/numerics_probe.py) differs from the arms' tries MKL's other branches
+  (bench.common.MKL_BRANCHES), takes the one that computes the arms' bits, and stops before the SFT
+  when none does.
 - evaluation: the held-out level-0 episodes of bench_warmstart.py (unseen seeds of the train
   families, and the held-out families), 2 samples each (`-k 2`) at temperature 0.7, which is also
   the training temperature, compact prompt, 256 new tokens a turn. The SFT model is evaluated twice
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -68,7 +71,7 @@ from bench.bench_warmstart import (  # noqa: E402
     kept_record,
     level0,
 )
-from bench.common import RESULTS, cpu, numerics_probe, pin_numerics, write  # noqa: E402
+from bench.common import RESULTS, cpu, mkl_branch_computing, numerics_probe, pin_numerics, write  # noqa: E402
 from gym.batch import paired as paired_runs  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
@@ -178,14 +181,22 @@ class Arms:
 
 def check_numerics(probe: str) -> None:
     """Stop before the SFT's hour on a machine whose kernels compute other bits than those of the machine
-    the arms' start model was trained on: its SFT would give other weights."""
+    the arms' start model was trained on: its SFT would give other weights. Unless another of MKL's branches
+    computes those bits here: then this run's children take it (the SFT model's key still decides)."""
     kept = json.loads(ARMS.read_text()) if ARMS.is_file() else {}
-    if kept.get("numerics") and kept["numerics"]["probe"] != probe:
+    if not kept.get("numerics") or kept["numerics"]["probe"] == probe:
+        return
+    wanted, where = kept["numerics"]["probe"], kept["numerics"]["cpu"]
+    print(f"numerics probe {probe}, not {wanted} ({where}): trying MKL's other branches", flush=True)
+    branch = mkl_branch_computing(wanted)
+    if branch is None:
         sys.exit(
             f"this CPU ({cpu()}) computes other bits than the one {ARMS.relative_to(ROOT)}'s start model was "
-            f"trained on ({kept['numerics']['cpu']}; numerics probe {probe}, not {kept['numerics']['probe']}): "
+            f"trained on ({where}; numerics probe {probe}, not {wanted}, under any of MKL's branches): "
             f"its SFT would not reproduce {kept['start']}; the arms go on on a machine of that kind"
         )
+    os.environ["MKL_CBWR"] = branch
+    print(f"this CPU computes the arms' bits with MKL_CBWR={branch}: this run takes it", flush=True)
 
 
 def grpo_dir(lr: str, seed: int) -> Path:

@@ -39,13 +39,27 @@ def summary(samples: list[float]) -> dict[str, float]:
 PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
-def numerics_probe() -> str:
+# MKL_CBWR=AVX2 is MKL's AVX2 branch on an Intel CPU only: on another it takes its AUTO branch (oneMKL
+# developer guide, "Getting Started with Conditional Numerical Reproducibility"), which on an AMD CPU runs
+# MKL's kernels for that CPU. A machine of the other vendor may still compute the same bits under another
+# branch: these are the ones giving distinct bits on an Intel Xeon with AVX-512 (2026-12-03: six
+# fingerprints with AVX2's; SSE2 computes COMPATIBLE's bits there, AVX SSE4_2's, AVX512 AUTO's).
+MKL_BRANCHES = ("AUTO", "COMPATIBLE", "SSE4_2", "AVX2,STRICT", "AUTO,STRICT")
+
+
+def numerics_probe(**env: str) -> str:
     """bench/numerics_probe.py's fingerprint of this CPU's kernels, computed in a child process with this
-    process's environment (the pins, once pin_numerics ran)."""
+    process's environment (the pins, once pin_numerics ran) and `env` over it."""
     probe = Path(__file__).resolve().parent / "numerics_probe.py"
     return subprocess.run(
-        [sys.executable, str(probe)], capture_output=True, text=True, check=True
+        [sys.executable, str(probe)], capture_output=True, text=True, check=True, env={**os.environ, **env}
     ).stdout.strip()
+
+
+def mkl_branch_computing(fingerprint: str) -> str | None:
+    """The first of MKL_BRANCHES under which this CPU prints `fingerprint` (the other pins as they are), or
+    None. About ten seconds a branch on 2 cores."""
+    return next((b for b in MKL_BRANCHES if numerics_probe(MKL_CBWR=b) == fingerprint), None)
 
 
 def pin_numerics() -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
 
 import pytest
 
-from bench import bench_bands, bench_learning
+from bench import bench_bands, bench_learning, common
 
 KEY = "hf:sft/model@0123456789ab"
 
@@ -173,19 +174,30 @@ def test_a_machine_whose_kernels_compute_other_bits_stops_before_training_the_sf
     assert json.loads(bench_learning.ARMS.read_text())["numerics"]["probe"] == "aaaa"  # landing keeps it
 
     bench_learning.check_numerics("aaaa")
+    monkeypatch.setattr(common, "MKL_BRANCHES", ("COMPATIBLE",))  # one probe, ten seconds
     with pytest.raises(SystemExit, match=r"computes other bits .*AMD EPYC; numerics probe bbbb, not aaaa"):
         bench_learning.check_numerics("bbbb")
 
 
-def test_the_numerics_probe_repeats_under_the_pins_and_sees_mkl_take_another_code_path(monkeypatch):
-    from bench.common import PINNED_NUMERICS, numerics_probe
-
-    for name, value in PINNED_NUMERICS.items():
+def test_the_numerics_probe_repeats_and_another_mkl_branch_that_computes_the_arms_bits_is_taken(
+    tmp_path, monkeypatch
+):
+    """Under the pins the probe repeats, and MKL's branches compute other bits. MKL_CBWR=AVX2 is MKL's AVX2
+    branch on an Intel CPU and its AUTO branch elsewhere: a machine whose probe differs from the arms' goes on
+    when another branch gives the arms' bits, its children computing under that branch."""
+    for name, value in common.PINNED_NUMERICS.items():
         monkeypatch.setenv(name, value)
-    pinned = numerics_probe()
-    assert len(pinned) == 16 and numerics_probe() == pinned
-    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")  # MKL's SSE2 branch: other float sums
-    assert numerics_probe() != pinned
+    pinned = common.numerics_probe()
+    assert len(pinned) == 16 and common.numerics_probe() == pinned
+    compatible = common.numerics_probe(MKL_CBWR="COMPATIBLE")  # MKL's SSE2 branch: other float sums
+    assert compatible != pinned
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "learning-arms.json")
+    bench_learning.Arms(KEY, numerics={"probe": compatible, "cpu": "AMD EPYC"})  # as if computed there
+    monkeypatch.setattr(common, "MKL_BRANCHES", ("SSE4_2", "COMPATIBLE"))
+
+    bench_learning.check_numerics(pinned)
+    assert os.environ["MKL_CBWR"] == "COMPATIBLE"  # what numerics_probe and the bench's children run with
 
 
 def test_the_learning_rate_is_chosen_by_val_pass_rate_and_a_tie_keeps_the_first(tmp_path, monkeypatch):
@@ -212,8 +224,6 @@ def test_the_learning_rate_is_chosen_by_val_pass_rate_and_a_tie_keeps_the_first(
 
 
 def test_the_report_is_written_again_from_the_committed_arms_with_the_seeds_mean_gain(tmp_path, monkeypatch):
-    from bench import common
-
     monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
     monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
     monkeypatch.setattr(bench_learning, "PLAN", tmp_path / "plan.json")

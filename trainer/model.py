@@ -38,7 +38,11 @@ def load_policy(config: ModelConfig, seed: int, device: torch.device | None = No
     if compute != torch.float32:
         set_compute_dtype(model, compute)
     if config.gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # transformers 5.23 renamed it (the old name warns, and goes in v6); GPU images ship older ones
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if config.lora.enabled:
             model.enable_input_require_grads()
     return model.to(device or best_device()), tokenizer
