@@ -174,6 +174,9 @@ class Arms:
         self.done[name] = {
             "outcomes": [[task, sample, passed] for (task, sample), passed in outcomes],
             "eval_seconds": busy_seconds(rows),
+            # where it landed: the arms' times compare only on one kind of machine, and a machine of
+            # another vendor may compute under another MKL branch (check_numerics)
+            "landed_on": {"cpu": cpu(), "mkl_cbwr": os.environ.get("MKL_CBWR", "")},
             **extra,
         }
         self._write()
@@ -442,6 +445,10 @@ def report(arms: Arms, plan: dict, complete: bool) -> None:
             # Evaluations: wall time with a rollout in flight; training runs: the sum of their steps.
             "seconds": {
                 name: {k: v for k, v in arms.done[name].items() if k.endswith("seconds")} for name in done
+            },
+            # the arms landed before 2026-12-03 did not record it: AMD EPYCs, MKL_CBWR=AVX2 (README)
+            "landed_on": {
+                name: arms.done[name]["landed_on"] for name in done if "landed_on" in arms.done[name]
             },
             "per_step": {
                 name: arms.done[name].get("per_step", [])

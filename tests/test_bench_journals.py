@@ -150,6 +150,7 @@ def test_an_arm_lands_with_its_outcomes_and_refuses_another_start(tmp_path, monk
     assert "sft" in again and "grpo-s0" not in again
     assert again.outcomes("sft") == {("acme/x-l0-s11", 0): True, ("acme/x-l0-s11", 1): False}
     assert again.done["sft"]["training_seconds"] == 12.5 and again.done["sft"]["eval_seconds"] == 31.0
+    assert again.done["sft"]["landed_on"] == {"cpu": common.cpu(), "mkl_cbwr": os.environ.get("MKL_CBWR", "")}
     assert json.loads(bench_learning.ARMS.read_text())["start"] == KEY
     with pytest.raises(SystemExit, match="did not reproduce"):
         bench_learning.Arms("hf:sft/model@ffffffffffff")
