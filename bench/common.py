@@ -44,10 +44,10 @@ PINNED_NUMERICS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MA
 # MKL's kernels for that CPU. A machine of the other vendor may still compute the same bits under another
 # branch: these are the ones giving distinct bits on an Intel Xeon with AVX-512 (2026-12-03: six
 # fingerprints with AVX2's; SSE2 computes COMPATIBLE's bits there, AVX SSE4_2's, AVX512 AUTO's), fastest
-# first. Its float32 matmuls (1024x576 by 576x1536) ran at 157, 96, 137, 33 and 20 GFLOP/s under them,
+# first. Its float32 matmuls (1024x576 by 576x1536) ran at 157, 137, 96, 33 and 20 GFLOP/s under them,
 # against 104 under AVX2: a run under the last two is 3 and 5 times slower (bench_bands' SFT took 350 s
 # for its first step under COMPATIBLE, 2,722 s for all 57 under AVX2).
-MKL_BRANCHES = ("AUTO", "AVX2,STRICT", "AUTO,STRICT", "SSE4_2", "COMPATIBLE")
+MKL_BRANCHES = ("AUTO", "AUTO,STRICT", "AVX2,STRICT", "SSE4_2", "COMPATIBLE")
 
 
 def numerics_probe(**env: str) -> str:
