@@ -34,8 +34,10 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
 - GRPO x 3 seeds: RECIPE with the chosen rate, STEPS steps of TASKS_PER_STEP groups of GROUP rollouts.
 - RFT at the same compute: as many rollouts of the SFT model as one GRPO run samples, one on each
   of as many distinct train level-0 instances; the ones with full score become SFT data (committed,
-  learning-rft-data/, as bench_bands' SFT data is); one epoch from the SFT model. It runs before
-  the GRPO seeds (no arm reads another's outcome, so the order changes none).
+  learning-rft-data/, as bench_bands' SFT data is); one epoch from the SFT model. The sampling
+  outlasts a session: its done rollouts are journalled (learning-rft-sample.jsonl.gz, committed)
+  after each part of RFT_PART instances, and a fresh checkout restores them before it goes on. It
+  runs before the GRPO seeds (no arm reads another's outcome, so the order changes none).
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
   in GRPO seed 0's training time, an epoch's time being the SFT stage's own. Both times must come
   from one machine, and machines of one CPU model differ, so the count is fixed in the plan once
@@ -49,6 +51,8 @@ interval resampling families, McNemar counts.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import gzip
 import json
 import os
 import sys
@@ -56,6 +60,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import select  # noqa: E402
 
 from bench.bench_bands import HARNESS, SFT, sft_model  # noqa: E402
 from bench.bench_warmstart import (  # noqa: E402
@@ -77,6 +83,7 @@ from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
 from gym.models.identity import local_model_key  # noqa: E402
 from gym.store import Store  # noqa: E402
+from gym.store.models import RolloutRow, new_id  # noqa: E402
 from trainer.checkpoint import list_checkpoints  # noqa: E402
 
 WORK = ROOT / ".egym" / "bench-learning"
@@ -88,6 +95,11 @@ STORE = WORK / "runs.db"
 PLAN = RESULTS / "learning-plan.json"  # committed, as the arms are: fixed at the first start
 ARMS = RESULTS / "learning-arms.json"
 RFT_DATA = RESULTS / "learning-rft-data"  # committed: RFT's kept rollouts as SFT data
+RFT_SAMPLE = "rft-sample"  # the stored run of RFT's sampling
+# committed: the sampling's done rollouts, so that it goes on across sessions (journal_run)
+RFT_JOURNAL = RESULTS / "learning-rft-sample.jsonl.gz"
+RFT_MIN_SCORE = 1.0  # what RFT keeps
+RFT_PART = 80  # instances an `egym batch` call samples; the journal is written after each
 TRAIN_SEEDS = "0-49"
 TEMPERATURE = 0.7
 STEPS, TASKS_PER_STEP, GROUP = 20, 4, 8
@@ -243,32 +255,33 @@ def train_instances(train, count: int) -> list[str]:
 def rft(stages: Stages, ids: list[str], start: str) -> Path:
     """Rejection sampling: one rollout of the SFT model on each instance, full scores kept, one epoch.
 
-    The kept rollouts' data is committed (RFT_DATA) as soon as it is made, with the sampling's time and
-    the model sampled: a fresh checkout trains on it again instead of sampling for most of an hour."""
+    The sampling (about 4 h on 2 cores) outlasts a session, and a fresh checkout has no .egym: it runs
+    in parts of RFT_PART instances, each part's done rollouts going to the committed RFT_JOURNAL,
+    which the next session restores into its store before the batch resumes. The kept rollouts' data
+    is committed (RFT_DATA) as soon as it is made, with the sampling's time and the model sampled: a
+    fresh checkout then trains on it again instead of sampling again."""
     if kept_record(RFT_DATA) is None:
-        stages.run(
-            "rft-sample",
-            [
-                *EGYM,
-                "batch",
-                *ids,
-                "--policy",
-                "hf",
-                "--model",
-                str(SFT_MODEL),
-                *[p.format(seed=100) for p in EVAL],
-            ]
-            + ["--concurrency", "4", "--run", "rft-sample", "--store", str(STORE)],
-        )
+        if RFT_JOURNAL.is_file():
+            restored = restore_run(STORE, RFT_SAMPLE, RFT_JOURNAL, model=str(SFT_MODEL))
+            print(f"{RFT_SAMPLE}: {restored} done rollouts restored from {RFT_JOURNAL.relative_to(ROOT)}")
+        for number, first in enumerate(range(0, len(ids), RFT_PART), 1):
+            part = ids[first : first + RFT_PART]
+            stages.run(
+                f"{RFT_SAMPLE}-{number}",
+                [*EGYM, "batch", *part, "--policy", "hf", "--model", str(SFT_MODEL)]
+                + [p.format(seed=100) for p in EVAL]
+                + ["--concurrency", "4", "--run", RFT_SAMPLE, "--store", str(STORE)],
+            )
+            journal_run(STORE, RFT_SAMPLE, RFT_JOURNAL, kept_by_rft)
     data, out = WORK / "rft-data", WORK / "rft"
     made = kept_dataset(
         stages,
         "rft-data",
-        [*EGYM, "sft-data", *ids, "--no-oracle", "--from-run", "rft-sample", "--min-score", "1.0"]
+        [*EGYM, "sft-data", *ids, "--no-oracle", "--from-run", RFT_SAMPLE, "--min-score", str(RFT_MIN_SCORE)]
         + ["--out", str(data), "--store", str(STORE), *HARNESS],
         data,
         RFT_DATA,
-        then=lambda: {"sampled_from": start, "sample_seconds": busy_seconds(rows_of("rft-sample"))},
+        then=lambda: {"sampled_from": start, "sample_seconds": busy_seconds(rows_of(RFT_SAMPLE))},
     )
     if made["sampled_from"] != start:
         sys.exit(f"{RFT_DATA.relative_to(ROOT)} was sampled from {made['sampled_from']}, not {start}")
@@ -278,6 +291,85 @@ def rft(stages: Stages, ids: list[str], start: str) -> Path:
         + [f"model.path={SFT_MODEL}", "epochs=1", "lr=1e-4", "prompt=compact"],
     )
     return out / "model"
+
+
+def kept_by_rft(row: RolloutRow) -> bool:
+    """Whether `egym sft-data --min-score RFT_MIN_SCORE` keeps the rollout."""
+    return row.status == "done" and not row.incomplete and (row.reward or 0.0) >= RFT_MIN_SCORE
+
+
+# What a done rollout keeps in a journal: what lets the batch skip it on resume, gives the sampling's
+# time (busy_seconds) and lets `egym sft-data` keep or skip it. Its trajectory only where it is kept
+# (about 90 kB each: all 640 would not be worth committing).
+JOURNALLED = (
+    "task",
+    "sample",
+    "attempts",
+    "started_at",
+    "finished_at",
+    "seconds",
+    "policy_seconds",
+    "stop_reason",
+    "turns",
+    "reward",
+    "earned",
+    "possible",
+    "incomplete",
+    "gated",
+    "passed",
+    "grade_meta",
+)
+WHEN = ("started_at", "finished_at")
+
+
+def journal_run(store: Path, run: str, journal: Path, with_trajectory) -> int:
+    """Write `run`'s done rollouts to `journal` (gzipped JSON lines, rewritten whole), the trajectory of
+    those `with_trajectory(row)` holds for; returns how many. The first line is the run's own record."""
+    runs = Store(str(store))
+    try:
+        record = runs.get_run(run)
+        rows = [row for row in runs.list_rollouts(run) if row.status == "done"]
+    finally:
+        runs.close()
+    lines = [{"run": {"kind": record.kind, "policy": record.policy, "config": record.config}}]
+    for row in rows:
+        fields = {key: getattr(row, key) for key in JOURNALLED}
+        fields |= {key: fields[key] and fields[key].isoformat() for key in WHEN}
+        if with_trajectory(row):
+            fields["trajectory"] = row.trajectory_model().model_dump(mode="json")
+        lines.append(fields)
+    text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+    journal.write_bytes(gzip.compress(text.encode(), mtime=0))
+    return len(rows)
+
+
+def restore_run(store: Path, run: str, journal: Path, *, model: str) -> int:
+    """Put `journal`'s rollouts into `run` of `store` as done, where it lacks them done, creating the run
+    as `egym batch --run RUN --model MODEL` would (the model's path differs between checkouts); returns
+    how many were restored."""
+    record, *rows = (json.loads(line) for line in gzip.decompress(journal.read_bytes()).splitlines())
+    runs = Store(str(store))
+    try:
+        runs.create_run(run, model=model, tasks=sorted({row["task"] for row in rows}), **record["run"])
+        with runs.session() as session:
+            stored = session.scalars(select(RolloutRow).where(RolloutRow.run_id == run))
+            have = {(r.task, r.sample): r for r in stored}
+            restored = 0
+            for fields in rows:
+                row = have.get((fields["task"], fields["sample"]))
+                if row is not None and row.status == "done":
+                    continue
+                if row is None:
+                    row = RolloutRow(id=new_id(), run_id=run)
+                    session.add(row)
+                fields |= {key: fields[key] and dt.datetime.fromisoformat(fields[key]) for key in WHEN}
+                for key, value in fields.items():
+                    setattr(row, key, value)
+                row.status, row.owner = "done", None
+                restored += 1
+    finally:
+        runs.close()
+    return restored
 
 
 def rft_sampling(plan: dict) -> tuple[int, float] | None:
@@ -371,7 +463,7 @@ def whole_run(plan: dict, arms: Arms) -> str:
         else stored(f"eval-{name}")
         for name in (*HELD_OUT_ARMS, *VAL_ARMS)
     ]
-    sampled.append(rft_sampling(plan) or stored("rft-sample"))
+    sampled.append(rft_sampling(plan) or stored(RFT_SAMPLE))
     done, seconds = sum(n for n, _ in sampled), sum(t for _, t in sampled)
     trained = {}  # a GRPO run's folder -> its steps and their seconds; the landed arms' first
     for name, landed in arms.done.items():

@@ -9,8 +9,10 @@ is tested is the bookkeeping around them.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -18,6 +20,9 @@ from types import SimpleNamespace
 import pytest
 
 from bench import bench_bands, bench_learning, common
+from core.trajectory import AssistantTurn, Step, Trajectory
+from grader.grade import Grade
+from gym.store import Store
 
 KEY = "hf:sft/model@0123456789ab"
 
@@ -333,21 +338,34 @@ def test_a_fresh_checkout_counts_the_landed_arms_in_the_whole_run_and_each_train
     assert bench_learning.whole_run(plan, arms).startswith(expected)
 
 
-def test_rfts_data_is_kept_so_a_fresh_checkout_trains_on_it_without_sampling_again(tmp_path, monkeypatch):
-    """RFT samples for most of an hour before it trains: its data lands committed with the sampling's time
-    and the model it sampled, and a fresh checkout (no .egym) restores the same bytes instead."""
-    from bench import bench_warmstart
+def _fake_egym(tmp_path, ran: list, passing: set[str], stop_at: str | None = None):
+    """`subprocess.run` standing in for the egym commands RFT runs: `batch` records a rollout in the real
+    run store for each of its instances not done there yet (a full score for those in `passing`, and
+    it dies on `stop_at`, as a killed session would); `sft-data` writes the folder `--out` names."""
 
-    monkeypatch.setattr(bench_learning, "WORK", tmp_path / "work")
-    monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "results" / "learning-rft-data")
-    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
-    monkeypatch.setattr(bench_learning, "Store", FakeStore)
-    plan = {"rft_instances": ["acme/x-l0-s1", "acme/x-l0-s2"]}
-    FakeStore.rows = {"rft-sample": [_row("acme/x-l0-s1", 1.0, 0), _row("acme/x-l0-s2", 0.0, 1)]}  # 31 s
-    ran = []
-
-    def run(command, cwd):  # what `egym sft-data --out` writes; the other commands' outputs are not read
-        ran.append(command[1])
+    def run(command, cwd):
+        ran.append(command[1:2])
+        if command[1] == "batch":
+            tasks = command[2 : command.index("--policy")]
+            store = Store(command[command.index("--store") + 1])
+            run_id, model = command[command.index("--run") + 1], command[command.index("--model") + 1]
+            store.create_run(run_id, policy="hf", model=model, tasks=tasks, config={"samples": 1})
+            for row in store.add_rollouts(run_id, [(task, 0) for task in tasks]):
+                if row.status == "done":
+                    continue
+                if row.task == stop_at:
+                    store.close()
+                    return subprocess.CompletedProcess(command, -9)
+                ran[-1].append(row.task)
+                store.claim(row.id, "me")
+                full = row.task in passing
+                step = Step(index=0, turn=AssistantTurn(content=f"did {row.task}"), policy_seconds=1.0)
+                trajectory = Trajectory(task=row.task, policy="hf", stop_reason="answered", steps=[step])
+                grade = Grade(
+                    task=row.task, earned=int(full), raw_earned=int(full), possible=1, normalized=int(full)
+                )
+                store.record(row.id, trajectory=trajectory, grade=grade, passed=full, seconds=2.0)
+            store.close()
         if command[1] == "sft-data":
             out = tmp_path / command[command.index("--out") + 1]
             out.mkdir(parents=True)
@@ -355,24 +373,100 @@ def test_rfts_data_is_kept_so_a_fresh_checkout_trains_on_it_without_sampling_aga
             (out / "manifest.json").write_text('{"prompt": "compact"}')
         return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(bench_warmstart.subprocess, "run", run)
-    ids = ["acme/x-l0-s1", "acme/x-l0-s2"]
-    stages = bench_warmstart.Stages(tmp_path / "stages.json")
-    model = bench_learning.rft(stages, ids, KEY)
-    assert ran == ["batch", "sft-data", "sft"] and model == tmp_path / "work" / "rft" / "model"
+    return run
+
+
+@pytest.fixture
+def rft_bench(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_learning, "WORK", tmp_path / "work")
+    monkeypatch.setattr(bench_learning, "STORE", tmp_path / "work" / "runs.db")
+    monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "results" / "learning-rft-data")
+    monkeypatch.setattr(bench_learning, "RFT_JOURNAL", tmp_path / "results" / "learning-rft-sample.jsonl.gz")
+    monkeypatch.setattr(bench_learning, "RFT_PART", 2)
+    monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "results").mkdir()
+
+
+def _fresh_checkout(tmp_path) -> None:
+    """What a new session has of a stopped one: the committed results only (.egym is gone)."""
+    shutil.rmtree(tmp_path / "work")
+    (tmp_path / "work").mkdir()
+
+
+def test_rfts_sampling_goes_on_in_a_fresh_checkout_from_its_committed_journal(
+    rft_bench, tmp_path, monkeypatch
+):
+    """The sampling outlasts a session: each part's done rollouts land in the committed journal, and a
+    fresh checkout restores them (the kept ones with their trajectories) and samples only the rest."""
+    from bench import bench_warmstart
+
+    ids = ["acme/x-l0-s1", "acme/x-l0-s2", "acme/x-l0-s3", "acme/x-l0-s4"]
+    ran: list = []
+    monkeypatch.setattr(
+        bench_warmstart.subprocess, "run", _fake_egym(tmp_path, ran, {"acme/x-l0-s1"}, "acme/x-l0-s4")
+    )
+    with pytest.raises(SystemExit, match="rft-sample-2 failed"):  # killed during the second part
+        bench_learning.rft(bench_warmstart.Stages(tmp_path / "work" / "stages.json"), ids, KEY)
+    assert ran == [["batch", "acme/x-l0-s1", "acme/x-l0-s2"], ["batch", "acme/x-l0-s3"]]
+    first = {row.task: row for row in bench_learning.rows_of("rft-sample") if row.status == "done"}
+    lines = gzip.decompress(bench_learning.RFT_JOURNAL.read_bytes()).decode().splitlines()
+    # part 1 only: part 2 died before its journal was written
+    assert [json.loads(line).get("task") for line in lines] == [None, "acme/x-l0-s1", "acme/x-l0-s2"]
+    assert ["trajectory" in json.loads(line) for line in lines[1:]] == [True, False]  # only RFT keeps s1
+
+    _fresh_checkout(tmp_path)
+    ran[:] = []
+    monkeypatch.setattr(bench_warmstart.subprocess, "run", _fake_egym(tmp_path, ran, {"acme/x-l0-s4"}))
+    bench_learning.rft(bench_warmstart.Stages(tmp_path / "work" / "stages.json"), ids, KEY)
+    assert ran == [["batch"], ["batch", "acme/x-l0-s3", "acme/x-l0-s4"], ["sft-data"], ["sft"]]
+    rows = {row.task: row for row in bench_learning.rows_of("rft-sample")}
+    assert {task: row.status for task, row in rows.items()} == dict.fromkeys(ids, "done")
+    for task in ("acme/x-l0-s1", "acme/x-l0-s2"):  # as they were sampled: the sampling's time counts them
+        was, now = first[task], rows[task]
+        assert (now.reward, now.passed, now.started_at, now.finished_at) == (
+            was.reward,
+            was.passed,
+            was.started_at,
+            was.finished_at,
+        )
+    assert rows["acme/x-l0-s1"].trajectory_model().steps[0].turn.content == "did acme/x-l0-s1"
+    assert rows["acme/x-l0-s2"].trajectory is None
+    whole = json.loads(gzip.decompress(bench_learning.RFT_JOURNAL.read_bytes()).splitlines()[0])
+    assert whole == {"run": {"kind": "batch", "policy": "hf", "config": {"samples": 1}}}
+    restored_again = bench_learning.restore_run(
+        bench_learning.STORE, "rft-sample", bench_learning.RFT_JOURNAL, model=str(bench_learning.SFT_MODEL)
+    )
+    assert restored_again == 0  # what the store holds done stays as it is
+
+
+def test_rfts_data_is_kept_so_a_fresh_checkout_trains_on_it_without_sampling_again(
+    rft_bench, tmp_path, monkeypatch
+):
+    """RFT samples for hours before it trains: its data lands committed with the sampling's time and the
+    model it sampled, and a fresh checkout (no .egym) restores the same bytes instead."""
+    from bench import bench_warmstart
+
+    plan = {"rft_instances": ["acme/x-l0-s1", "acme/x-l0-s2"]}
+    ran: list = []
+    monkeypatch.setattr(bench_warmstart.subprocess, "run", _fake_egym(tmp_path, ran, {"acme/x-l0-s1"}))
+    ids = plan["rft_instances"]
+    model = bench_learning.rft(bench_warmstart.Stages(tmp_path / "work" / "stages.json"), ids, KEY)
+    assert [command[0] for command in ran] == ["batch", "sft-data", "sft"]
+    assert model == tmp_path / "work" / "rft" / "model"
     kept = json.loads((bench_learning.RFT_DATA / "stage.json").read_text())
-    assert kept["sampled_from"] == KEY and kept["examples"] == 1 and kept["sample_seconds"] == 31.0
-    assert bench_learning.rft_sampling(plan) == (2, 31.0)
+    seconds = bench_warmstart.busy_seconds(bench_learning.rows_of("rft-sample"))
+    assert kept["sampled_from"] == KEY and kept["examples"] == 1 and kept["sample_seconds"] == seconds
+    assert bench_learning.rft_sampling(plan) == (2, seconds)
     made = (tmp_path / "work" / "rft-data" / "data.jsonl").read_bytes()
 
-    (tmp_path / "stages.json").unlink()  # a fresh checkout: the journal, the run store and the data are gone
-    (tmp_path / "work" / "rft-data" / "data.jsonl").unlink()
-    FakeStore.rows, ran[:] = {}, []
-    bench_learning.rft(bench_warmstart.Stages(tmp_path / "stages.json"), ids, KEY)
-    assert ran == ["sft"]  # trained on the kept data, nothing sampled
+    _fresh_checkout(tmp_path)
+    ran[:] = []
+    bench_learning.rft(bench_warmstart.Stages(tmp_path / "work" / "stages.json"), ids, KEY)
+    assert ran == [["sft"]]  # trained on the kept data, nothing sampled
     assert (tmp_path / "work" / "rft-data" / "data.jsonl").read_bytes() == made
-    # Its time comes from the kept record, not from the store:
-    assert bench_learning.rft_sampling(plan) == (2, 31.0)
+    assert bench_learning.rows_of("rft-sample") == []
+    assert bench_learning.rft_sampling(plan) == (2, seconds)  # from the kept record, not from the store
     with pytest.raises(SystemExit, match="was sampled from"):
         bench_learning.rft(bench_warmstart.Stages(tmp_path / "other.json"), ids, "hf:sft/model@ffffffffffff")
 
