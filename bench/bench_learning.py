@@ -255,7 +255,7 @@ def train_instances(train, count: int) -> list[str]:
 def rft(stages: Stages, ids: list[str], start: str) -> Path:
     """Rejection sampling: one rollout of the SFT model on each instance, full scores kept, one epoch.
 
-    The sampling (about 4 h on 2 cores) outlasts a session, and a fresh checkout has no .egym: it runs
+    The sampling (about 2.3 h on 2 cores) outlasts a session, and a fresh checkout has no .egym: it runs
     in parts of RFT_PART instances, each part's done rollouts going to the committed RFT_JOURNAL,
     which the next session restores into its store before the batch resumes. The kept rollouts' data
     is committed (RFT_DATA) as soon as it is made, with the sampling's time and the model sampled: a
