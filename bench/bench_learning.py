@@ -82,6 +82,7 @@ from gym.batch import paired as paired_runs  # noqa: E402
 from gym.dashboard.metrics import read_metrics  # noqa: E402
 from gym.families import families, generate  # noqa: E402
 from gym.models.identity import local_model_key  # noqa: E402
+from gym.sft import below_min_score  # noqa: E402
 from gym.store import Store  # noqa: E402
 from gym.store.models import RolloutRow, new_id  # noqa: E402
 from trainer.checkpoint import list_checkpoints  # noqa: E402
@@ -294,8 +295,8 @@ def rft(stages: Stages, ids: list[str], start: str) -> Path:
 
 
 def kept_by_rft(row: RolloutRow) -> bool:
-    """Whether `egym sft-data --min-score RFT_MIN_SCORE` keeps the rollout."""
-    return row.status == "done" and not row.incomplete and (row.reward or 0.0) >= RFT_MIN_SCORE
+    """Whether `egym sft-data --min-score RFT_MIN_SCORE` keeps the rollout's grade (sft-data's own rule)."""
+    return below_min_score(row, RFT_MIN_SCORE) is None
 
 
 # What a done rollout keeps in a journal: what lets the batch skip it on resume, gives the sampling's

@@ -141,6 +141,15 @@ def examples_from(trajectory: Trajectory, tokenizer: Any, *, source: str, score:
     return out
 
 
+def below_min_score(row: Any, min_score: float) -> str | None:
+    """Why a stored rollout's grade keeps it out of the data at `min_score`; None when its grade qualifies."""
+    if row.status != "done" or row.reward is None:
+        return f"the rollout {row.status}: {(row.error or '').splitlines()[0] if row.error else 'no grade'}"
+    if row.incomplete or row.reward < min_score:
+        return "incomplete grade" if row.incomplete else f"scored {row.reward:.0%} < {min_score:.0%}"
+    return None
+
+
 def add_rollout(
     collected: Collected, seen: set[str], trajectory: Trajectory, tokenizer: Any, *, source: str, score: float
 ) -> None:
@@ -238,12 +247,7 @@ async def collect(
             collected.skipped[f"{source}/{row.id}"] = (
                 f"{row.task} is not a train-split task of the given tasks"
             )
-        elif row.status != "done" or row.reward is None:
-            collected.skipped[f"{source}/{row.task}"] = (
-                f"the rollout {row.status}: {(row.error or '').splitlines()[0] if row.error else 'no grade'}"
-            )
-        elif row.incomplete or row.reward < min_score:
-            why = "incomplete grade" if row.incomplete else f"scored {row.reward:.0%} < {min_score:.0%}"
+        elif (why := below_min_score(row, min_score)) is not None:
             collected.skipped[f"{source}/{row.task}"] = why
         else:
             trajectory = row.trajectory_model()
