@@ -35,9 +35,10 @@ chosen on the val split, and the last checkpoint of each run is evaluated (none 
 - RFT at the same compute: as many rollouts of the SFT model as one GRPO run samples, one on each
   of as many distinct train level-0 instances; the ones with full score become SFT data (committed,
   learning-rft-data/, as bench_bands' SFT data is); one epoch from the SFT model. The sampling
-  outlasts a session: its done rollouts are journalled (learning-rft-sample.jsonl.gz, committed)
-  after each part of RFT_PART instances, and a fresh checkout restores them before it goes on. It
-  runs before the GRPO seeds (no arm reads another's outcome, so the order changes none).
+  outlasts a session, as an evaluation can: both run in parts of PART_ROLLOUTS rollouts, their done
+  rollouts journalled after each part (learning-rft-sample.jsonl.gz, learning-eval-ARM.jsonl.gz,
+  committed), and a fresh checkout restores them before it goes on. RFT runs before the GRPO seeds
+  (no arm reads another's outcome, so the order changes none).
 - more SFT at the same compute: the SFT data again from the SFT model, for as many epochs as fit
   in GRPO seed 0's training time, an epoch's time being the SFT stage's own. Both times must come
   from one machine, and machines of one CPU model differ, so the count is fixed in the plan once
@@ -97,10 +98,10 @@ PLAN = RESULTS / "learning-plan.json"  # committed, as the arms are: fixed at th
 ARMS = RESULTS / "learning-arms.json"
 RFT_DATA = RESULTS / "learning-rft-data"  # committed: RFT's kept rollouts as SFT data
 RFT_SAMPLE = "rft-sample"  # the stored run of RFT's sampling
-# committed: the sampling's done rollouts, so that it goes on across sessions (journal_run)
-RFT_JOURNAL = RESULTS / "learning-rft-sample.jsonl.gz"
 RFT_MIN_SCORE = 1.0  # what RFT keeps
-RFT_PART = 80  # instances an `egym batch` call samples; the journal is written after each
+# The rollouts an `egym batch` call samples (10-20 min here): a long batch runs in parts of as many, each
+# part's done rollouts journalled in a committed file (journalled_batch), so that it goes on across sessions.
+PART_ROLLOUTS = 80
 TRAIN_SEEDS = "0-49"
 TEMPERATURE = 0.7
 STEPS, TASKS_PER_STEP, GROUP = 20, 4, 8
@@ -135,14 +136,36 @@ EVAL = [
 EVAL += HARNESS
 
 
+def journal_of(run: str) -> Path:
+    """The committed journal of a stored run that `journalled_batch` samples."""
+    return RESULTS / f"learning-{run}.jsonl.gz"
+
+
+def journalled_batch(
+    stages: Stages, run: str, ids: list[str], model: Path, options: list[str], *, samples: int, keep=None
+) -> None:
+    """`egym batch` of `samples` rollouts of each of `ids` as the stored run `run`, in parts of about
+    PART_ROLLOUTS rollouts (stages RUN-1, RUN-2, ...). After each part the run's done rollouts go to its
+    committed journal (journal_of), with the trajectories of those `keep(row)` holds for; a fresh checkout
+    (no .egym) restores them into its store first, and the batch samples only the rest."""
+    journal = journal_of(run)
+    if journal.is_file():
+        restored = restore_run(STORE, run, journal, model=str(model))
+        print(f"{run}: {restored} done rollouts restored from {journal.relative_to(ROOT)}", flush=True)
+    per_part = max(1, PART_ROLLOUTS // samples)
+    for number, first in enumerate(range(0, len(ids), per_part), 1):
+        stages.run(
+            f"{run}-{number}",
+            [*EGYM, "batch", *ids[first : first + per_part], "-k", str(samples), "--policy", "hf"]
+            + ["--model", str(model), *options, "--concurrency", "4", "--run", run, "--store", str(STORE)],
+        )
+        journal_run(STORE, run, journal, keep or (lambda row: False))
+
+
 def evaluate(stages: Stages, name: str, model: Path, episodes: list[str], seed: int) -> str:
+    """The arm's evaluation, 2 samples an episode, as the stored run eval-NAME (journalled in parts)."""
     run = f"eval-{name}"
-    options = [part.format(seed=seed) for part in EVAL]
-    stages.run(
-        run,
-        [*EGYM, "batch", *episodes, "-k", "2", "--policy", "hf", "--model", str(model), *options]
-        + ["--concurrency", "4", "--run", run, "--store", str(STORE)],
-    )
+    journalled_batch(stages, run, episodes, model, [part.format(seed=seed) for part in EVAL], samples=2)
     return run
 
 
@@ -256,24 +279,13 @@ def train_instances(train, count: int) -> list[str]:
 def rft(stages: Stages, ids: list[str], start: str) -> Path:
     """Rejection sampling: one rollout of the SFT model on each instance, full scores kept, one epoch.
 
-    The sampling (about 2.3 h on 2 cores) outlasts a session, and a fresh checkout has no .egym: it runs
-    in parts of RFT_PART instances, each part's done rollouts going to the committed RFT_JOURNAL,
-    which the next session restores into its store before the batch resumes. The kept rollouts' data
-    is committed (RFT_DATA) as soon as it is made, with the sampling's time and the model sampled: a
-    fresh checkout then trains on it again instead of sampling again."""
+    The sampling (about 2.3 h on 2 cores) outlasts a session, and a fresh checkout has no .egym: it is
+    a journalled batch, the rollouts it keeps journalled with their trajectories. The kept rollouts'
+    data is committed (RFT_DATA) as soon as it is made, with the sampling's time and the model sampled:
+    a fresh checkout then trains on it again instead of sampling again."""
     if kept_record(RFT_DATA) is None:
-        if RFT_JOURNAL.is_file():
-            restored = restore_run(STORE, RFT_SAMPLE, RFT_JOURNAL, model=str(SFT_MODEL))
-            print(f"{RFT_SAMPLE}: {restored} done rollouts restored from {RFT_JOURNAL.relative_to(ROOT)}")
-        for number, first in enumerate(range(0, len(ids), RFT_PART), 1):
-            part = ids[first : first + RFT_PART]
-            stages.run(
-                f"{RFT_SAMPLE}-{number}",
-                [*EGYM, "batch", *part, "--policy", "hf", "--model", str(SFT_MODEL)]
-                + [p.format(seed=100) for p in EVAL]
-                + ["--concurrency", "4", "--run", RFT_SAMPLE, "--store", str(STORE)],
-            )
-            journal_run(STORE, RFT_SAMPLE, RFT_JOURNAL, kept_by_rft)
+        options = [p.format(seed=100) for p in EVAL]
+        journalled_batch(stages, RFT_SAMPLE, ids, SFT_MODEL, options, samples=1, keep=kept_by_rft)
     data, out = WORK / "rft-data", WORK / "rft"
     made = kept_dataset(
         stages,
@@ -596,7 +608,9 @@ def main() -> None:
             return
         print(whole_run(plan, arms), flush=True)
         model = make_model()
-        arms.land(name, evaluate(stages, name, model, on, seed), **{k: f() for k, f in extra.items()})
+        run = evaluate(stages, name, model, on, seed)
+        arms.land(name, run, **{k: f() for k, f in extra.items()})
+        journal_of(run).unlink()  # what it journalled, the arms' file now keeps
         report(arms, plan, complete=False)
 
     def grpo_arm(name: str, lr: str, seed: int, on: list[str]) -> None:

@@ -346,17 +346,18 @@ def _fake_egym(tmp_path, ran: list, passing: set[str], stop_at: str | None = Non
     def run(command, cwd):
         ran.append(command[1:2])
         if command[1] == "batch":
-            tasks = command[2 : command.index("--policy")]
+            tasks, samples = command[2 : command.index("-k")], int(command[command.index("-k") + 1])
             store = Store(command[command.index("--store") + 1])
             run_id, model = command[command.index("--run") + 1], command[command.index("--model") + 1]
-            store.create_run(run_id, policy="hf", model=model, tasks=tasks, config={"samples": 1})
-            for row in store.add_rollouts(run_id, [(task, 0) for task in tasks]):
+            store.create_run(run_id, policy="hf", model=model, tasks=tasks, config={"samples": samples})
+            wanted = [(task, sample) for task in tasks for sample in range(samples)]
+            for row in store.add_rollouts(run_id, wanted):
                 if row.status == "done":
                     continue
                 if row.task == stop_at:
                     store.close()
                     return subprocess.CompletedProcess(command, -9)
-                ran[-1].append(row.task)
+                ran[-1].append(row.task if samples == 1 else (row.task, row.sample))
                 store.claim(row.id, "me")
                 full = row.task in passing
                 step = Step(index=0, turn=AssistantTurn(content=f"did {row.task}"), policy_seconds=1.0)
@@ -381,8 +382,8 @@ def rft_bench(tmp_path, monkeypatch):
     monkeypatch.setattr(bench_learning, "WORK", tmp_path / "work")
     monkeypatch.setattr(bench_learning, "STORE", tmp_path / "work" / "runs.db")
     monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "results" / "learning-rft-data")
-    monkeypatch.setattr(bench_learning, "RFT_JOURNAL", tmp_path / "results" / "learning-rft-sample.jsonl.gz")
-    monkeypatch.setattr(bench_learning, "RFT_PART", 2)
+    monkeypatch.setattr(bench_learning, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(bench_learning, "PART_ROLLOUTS", 2)
     monkeypatch.setattr(bench_learning, "ROOT", tmp_path)
     (tmp_path / "work").mkdir()
     (tmp_path / "results").mkdir()
@@ -410,7 +411,7 @@ def test_rfts_sampling_goes_on_in_a_fresh_checkout_from_its_committed_journal(
         bench_learning.rft(bench_warmstart.Stages(tmp_path / "work" / "stages.json"), ids, KEY)
     assert ran == [["batch", "acme/x-l0-s1", "acme/x-l0-s2"], ["batch", "acme/x-l0-s3"]]
     first = {row.task: row for row in bench_learning.rows_of("rft-sample") if row.status == "done"}
-    lines = gzip.decompress(bench_learning.RFT_JOURNAL.read_bytes()).decode().splitlines()
+    lines = gzip.decompress(bench_learning.journal_of("rft-sample").read_bytes()).decode().splitlines()
     # part 1 only: part 2 died before its journal was written
     assert [json.loads(line).get("task") for line in lines] == [None, "acme/x-l0-s1", "acme/x-l0-s2"]
     assert ["trajectory" in json.loads(line) for line in lines[1:]] == [True, False]  # only RFT keeps s1
@@ -432,12 +433,50 @@ def test_rfts_sampling_goes_on_in_a_fresh_checkout_from_its_committed_journal(
         )
     assert rows["acme/x-l0-s1"].trajectory_model().steps[0].turn.content == "did acme/x-l0-s1"
     assert rows["acme/x-l0-s2"].trajectory is None
-    whole = json.loads(gzip.decompress(bench_learning.RFT_JOURNAL.read_bytes()).splitlines()[0])
+    whole = json.loads(gzip.decompress(bench_learning.journal_of("rft-sample").read_bytes()).splitlines()[0])
     assert whole == {"run": {"kind": "batch", "policy": "hf", "config": {"samples": 1}}}
     restored_again = bench_learning.restore_run(
-        bench_learning.STORE, "rft-sample", bench_learning.RFT_JOURNAL, model=str(bench_learning.SFT_MODEL)
+        bench_learning.STORE,
+        "rft-sample",
+        bench_learning.journal_of("rft-sample"),
+        model=str(bench_learning.SFT_MODEL),
     )
     assert restored_again == 0  # what the store holds done stays as it is
+
+
+def test_an_evaluation_goes_on_in_a_fresh_checkout_from_its_committed_journal(
+    rft_bench, tmp_path, monkeypatch
+):
+    """An arm's evaluation (an hour here) can outlast what is left of a session: it runs in parts too, and
+    a fresh checkout samples only the episodes its journal lacks, the arm landing with all of them."""
+    from bench import bench_warmstart
+
+    episodes = ["acme/x-l0-s11", "acme/y-l0-s12", "acme/z-l0-s0"]  # 2 samples each: one episode a part
+    model = tmp_path / "work" / "rft" / "model"
+    ran: list = []
+    monkeypatch.setattr(
+        bench_warmstart.subprocess, "run", _fake_egym(tmp_path, ran, {"acme/y-l0-s12"}, "acme/z-l0-s0")
+    )
+    stages = bench_warmstart.Stages(tmp_path / "work" / "stages.json")
+    with pytest.raises(SystemExit, match="eval-rft-3 failed"):
+        bench_learning.evaluate(stages, "rft", model, episodes, seed=0)
+    journal = bench_learning.journal_of("eval-rft")
+    lines = [json.loads(line) for line in gzip.decompress(journal.read_bytes()).splitlines()]
+    assert [(line["task"], line["sample"]) for line in lines[1:]] == [
+        (t, s) for t in episodes[:2] for s in (0, 1)
+    ]
+    assert not any("trajectory" in line for line in lines)  # an evaluation's outcomes, not its turns
+
+    _fresh_checkout(tmp_path)
+    ran[:] = []
+    monkeypatch.setattr(bench_warmstart.subprocess, "run", _fake_egym(tmp_path, ran, {"acme/z-l0-s0"}))
+    stages = bench_warmstart.Stages(tmp_path / "work" / "stages.json")
+    assert bench_learning.evaluate(stages, "rft", model, episodes, seed=0) == "eval-rft"
+    assert ran == [["batch"], ["batch"], ["batch", ("acme/z-l0-s0", 0), ("acme/z-l0-s0", 1)]]
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "results" / "learning-arms.json")
+    arms = bench_learning.Arms(KEY)
+    arms.land("rft", "eval-rft")
+    assert arms.outcomes("rft") == {(t, s): t != "acme/x-l0-s11" for t in episodes for s in (0, 1)}
 
 
 def test_rfts_data_is_kept_so_a_fresh_checkout_trains_on_it_without_sampling_again(
