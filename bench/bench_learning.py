@@ -58,6 +58,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -356,11 +357,17 @@ def journal_run(store: Path, run: str, journal: Path, with_trajectory) -> int:
     return len(rows)
 
 
+def read_journal(journal: Path) -> tuple[dict, list[dict]]:
+    """A journal's run record and its rollouts' fields, as journal_run wrote them."""
+    record, *rows = (json.loads(line) for line in gzip.decompress(journal.read_bytes()).splitlines())
+    return record, rows
+
+
 def restore_run(store: Path, run: str, journal: Path, *, model: str) -> int:
     """Put `journal`'s rollouts into `run` of `store` as done, where it lacks them done, creating the run
     as `egym batch --run RUN --model MODEL` would (the model's path differs between checkouts); returns
     how many were restored."""
-    record, *rows = (json.loads(line) for line in gzip.decompress(journal.read_bytes()).splitlines())
+    record, rows = read_journal(journal)
     runs = Store(str(store))
     try:
         runs.create_run(run, model=model, tasks=sorted({row["task"] for row in rows}), **record["run"])
@@ -461,13 +468,21 @@ def whole_run(plan: dict, arms: Arms) -> str:
     """The whole run's progress in rollouts (evaluations, GRPO's and RFT's sampling, not the SFT runs) and
     its time left at the rate so far, busy time across sessions, plus more SFT's training (as long as
     GRPO seed 0's, by construction). A landed arm counts from the arms' file, which a fresh checkout
-    keeps; the rest from the run store and the training metrics."""
+    keeps; a batch in flight from the run store or, where the store has fewer (a fresh checkout's, before
+    the batch restores them), its committed journal; training from its metrics."""
     held = sum(len(ids) for ids in plan["held_out"].values())
     total = 2 * held * len(HELD_OUT_ARMS) + 2 * len(plan["val"]) * len(VAL_ARMS)
     total += GRPO_RUNS * ROLLOUTS + len(plan["rft_instances"])
 
     def stored(run: str) -> tuple[int, float]:
         rows = [r for r in rows_of(run) if r.finished_at]
+        journal = journal_of(run)
+        if journal.is_file():  # a fresh checkout's store lacks them until its batch restores them
+            spans = [
+                SimpleNamespace(**{k: row[k] and dt.datetime.fromisoformat(row[k]) for k in WHEN})
+                for row in read_journal(journal)[1]
+            ]
+            rows = max(rows, spans, key=len)
         return len(rows), busy_seconds(rows)
 
     sampled = [

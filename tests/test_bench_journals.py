@@ -282,6 +282,7 @@ def test_the_whole_run_counts_evaluations_and_training_steps_and_estimates_the_t
 ):
     monkeypatch.setattr(bench_learning, "WORK", tmp_path)
     monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "RESULTS", tmp_path)  # no committed journal
     monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "rft-data")  # not sampled yet
     monkeypatch.setattr(bench_learning, "Store", FakeStore)
     plan = {"held_out": {"a": ["t1", "t2"], "b": ["t3"]}, "val": ["v1"], "rft_instances": ["r1", "r2"]}
@@ -313,6 +314,7 @@ def test_a_fresh_checkout_counts_the_landed_arms_in_the_whole_run_and_each_train
     machine kept them too, a landed run counts once."""
     monkeypatch.setattr(bench_learning, "WORK", tmp_path)
     monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "RESULTS", tmp_path)  # no committed journal
     monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "rft-data")  # not sampled yet
     monkeypatch.setattr(bench_learning, "Store", FakeStore)
     plan = {"held_out": {"a": ["t1", "t2"]}, "val": ["v1"], "rft_instances": ["r1"]}
@@ -336,6 +338,29 @@ def test_a_fresh_checkout_counts_the_landed_arms_in_the_whole_run_and_each_train
     kept.mkdir()
     (kept / "metrics.jsonl").write_text(json.dumps({"step": 1, "time_step": 100.0}) + "\n")
     assert bench_learning.whole_run(plan, arms).startswith(expected)
+
+
+def test_the_whole_run_counts_a_committed_journal_before_the_batch_restores_it(tmp_path, monkeypatch):
+    """A fresh checkout prints its progress before its batch puts the journal into the store."""
+    monkeypatch.setattr(bench_learning, "WORK", tmp_path)
+    monkeypatch.setattr(bench_learning, "ARMS", tmp_path / "arms.json")
+    monkeypatch.setattr(bench_learning, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench_learning, "RFT_DATA", tmp_path / "rft-data")  # not sampled yet
+    monkeypatch.setattr(bench_learning, "Store", FakeStore)
+    plan = {"held_out": {"a": ["t1", "t2"]}, "val": ["v1"], "rft_instances": ["r1"]}
+    arms = bench_learning.Arms(KEY)
+    spans = [("2026-12-04T05:00:00", "2026-12-04T05:01:00"), ("2026-12-04T05:00:30", "2026-12-04T05:02:00")]
+    lines = [{"run": {}}] + [
+        {"task": "t1", "sample": n, "started_at": a, "finished_at": b} for n, (a, b) in enumerate(spans)
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    bench_learning.journal_of("eval-rft").write_bytes(gzip.compress(text.encode()))
+    FakeStore.rows = {}
+    assert bench_learning.whole_run(plan, arms).startswith("whole run: 2/")
+    assert "at 1.0/min" in bench_learning.whole_run(plan, arms)  # 2 rollouts in 120 s busy
+
+    FakeStore.rows = {"eval-rft": [_row("t1", 1.0, n) for n in range(3)]}  # restored, and one more since
+    assert bench_learning.whole_run(plan, arms).startswith("whole run: 3/")
 
 
 def _fake_egym(tmp_path, ran: list, passing: set[str], stop_at: str | None = None):
